@@ -1,0 +1,66 @@
+/**
+ * Retry backoff. Pure functions: no Redis, no clock.
+ *
+ *   fixed:        delay
+ *   exponential:  delay × 2^(attemptsMade − 1)
+ *   jitter (0…1): the computed delay is reduced by a random share of up to `jitter`,
+ *                 spreading retries of jobs that failed together.
+ *   custom:       a strategy registered on the Worker by name (`backoffStrategies`), or
+ *                 BullMQ's single `settings.backoffStrategy`.
+ */
+import { fail, integerIn, nonNegativeInt, plainObject } from './validate.js';
+
+export interface BackoffOptions {
+  /** 'fixed', 'exponential', or the name of a custom strategy registered on the Worker. */
+  type: string;
+  /** Base delay in ms. Default 0 for fixed, 1000 for exponential. */
+  delay?: number;
+  /** Share (0…1) of the delay that may be taken off at random. Default 0. */
+  jitter?: number;
+}
+
+export type BackoffStrategy = (attemptsMade: number, type: string, err: Error, job: unknown) => number;
+
+/** Validates and normalises `backoff` (a number is a fixed delay in ms). */
+export function normalizeBackoff(value: unknown, field = 'backoff'): BackoffOptions | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number') return { type: 'fixed', delay: nonNegativeInt(field, value) };
+  const o = plainObject(field, value);
+  if (typeof o.type !== 'string' || o.type.length === 0) fail(`${field}.type`, "'fixed', 'exponential' or a strategy name", o.type);
+  const out: BackoffOptions = { type: o.type };
+  if (o.delay !== undefined) out.delay = nonNegativeInt(`${field}.delay`, o.delay);
+  if (o.jitter !== undefined) {
+    if (typeof o.jitter !== 'number' || !(o.jitter >= 0 && o.jitter <= 1)) fail(`${field}.jitter`, 'a number 0…1', o.jitter);
+    out.jitter = o.jitter;
+  }
+  return out;
+}
+
+/**
+ * Delay in ms before the next attempt, after `attemptsMade` attempts (>= 1) have failed.
+ * Returns undefined when a custom strategy name is unknown (the job then fails for good with
+ * a reason that says so).
+ */
+export function backoffDelay(
+  backoff: BackoffOptions | undefined,
+  attemptsMade: number,
+  err: Error,
+  job: unknown,
+  strategies: Record<string, BackoffStrategy> = {},
+  fallback?: BackoffStrategy,
+  random: () => number = Math.random,
+): number | undefined {
+  integerIn('attemptsMade', attemptsMade, 1, Number.MAX_SAFE_INTEGER);
+  if (!backoff) return 0;
+  let d: number;
+  if (backoff.type === 'fixed') d = backoff.delay ?? 0;
+  else if (backoff.type === 'exponential') d = (backoff.delay ?? 1000) * 2 ** (attemptsMade - 1);
+  else {
+    const fn = strategies[backoff.type] ?? fallback;
+    if (!fn) return undefined;
+    d = fn(attemptsMade, backoff.type, err, job);
+    if (typeof d !== 'number' || !Number.isFinite(d)) return undefined;
+  }
+  if (backoff.jitter) d = d * (1 - backoff.jitter * random());
+  return Math.max(0, Math.round(d));
+}

@@ -1,0 +1,106 @@
+/**
+ * Typed errors. Scripts reply with negative status codes; `errorFromCode` is the one place
+ * that turns them into these classes.
+ */
+
+/** Base class of every error echomq throws. `code` is stable and safe to switch on. */
+export class EchoError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Bad input to a public method. Nothing was written to Redis. */
+export class ValidationError extends EchoError {
+  readonly field: string;
+  readonly expected: string;
+  readonly got: string;
+  constructor(field: string, expected: string, got: string) {
+    super('ERR_VALIDATION', `${field} must be ${expected}, got ${got}`);
+    this.field = field;
+    this.expected = expected;
+    this.got = got;
+  }
+}
+
+/** The job does not exist (never added, removed, or trimmed by retention). */
+export class JobNotFoundError extends EchoError {
+  readonly jobId: string;
+  constructor(jobId: string, op: string) {
+    super('ERR_JOB_NOT_FOUND', `${op}: job ${JSON.stringify(jobId)} does not exist`);
+    this.jobId = jobId;
+  }
+}
+
+/**
+ * A settle or renew call presented a fencing token that is no longer current: the lease
+ * expired and the job was recovered, re-claimed under a newer token, or already finished.
+ * The call changed nothing.
+ */
+export class StaleJobError extends EchoError {
+  readonly jobId: string;
+  constructor(jobId: string, op: string) {
+    super('ERR_STALE_TOKEN', `${op}: job ${JSON.stringify(jobId)} is no longer held under this token (lease lost)`);
+    this.jobId = jobId;
+  }
+}
+
+/** The job is not in a state that allows the operation (for example removing an active job). */
+export class InvalidStateError extends EchoError {
+  readonly jobId: string;
+  constructor(jobId: string, op: string, detail: string) {
+    super('ERR_INVALID_STATE', `${op}: job ${JSON.stringify(jobId)} ${detail}`);
+    this.jobId = jobId;
+  }
+}
+
+/** obliterate() without force on a queue that has active jobs. Nothing was deleted. */
+export class ActiveJobsError extends EchoError {
+  constructor(queue: string) {
+    super('ERR_ACTIVE_JOBS', `obliterate: queue ${JSON.stringify(queue)} has active jobs; pass { force: true } to delete them too`);
+  }
+}
+
+/** The Queue or Worker was closed. */
+export class ClosedError extends EchoError {
+  constructor(what: string) {
+    super('ERR_CLOSED', `${what} is closed`);
+  }
+}
+
+/**
+ * Throw this from a processor to fail the job at once, without the retries its `attempts`
+ * would allow.
+ */
+export class UnrecoverableError extends Error {
+  constructor(message?: string) {
+    super(message);
+    this.name = 'UnrecoverableError';
+  }
+}
+
+/** Status codes returned by the Lua scripts. */
+export const Code = {
+  NOT_FOUND: -1,
+  STALE: -2,
+  BAD_STATE: -3,
+  ACTIVE_JOBS: -4,
+} as const;
+
+export function errorFromCode(code: number, op: string, jobId: string, queue = ''): EchoError {
+  switch (code) {
+    case Code.NOT_FOUND:
+      return new JobNotFoundError(jobId, op);
+    case Code.STALE:
+      return new StaleJobError(jobId, op);
+    case Code.BAD_STATE:
+      return new InvalidStateError(jobId, op, 'is not in a state that allows this');
+    case Code.ACTIVE_JOBS:
+      return new ActiveJobsError(queue);
+    default:
+      return new EchoError('ERR_UNKNOWN', `${op}: unexpected reply ${code} for job ${JSON.stringify(jobId)}`);
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Job: a snapshot of one job's hash plus methods that act on it through the transition
+ * scripts. Field names follow BullMQ (id, name, data, opts, attemptsMade, progress,
+ * returnvalue, failedReason, stacktrace, timestamp, processedOn, finishedOn).
+ */
+import type { JobOptions } from './options.js';
+import { scripts, type ScriptContext } from './scripts/index.js';
+import { errorFromCode, InvalidStateError } from './errors.js';
+import { jobKey, logsKey } from './keys.js';
+import * as v from './validate.js';
+
+export type JobState = 'waiting' | 'prioritized' | 'active' | 'delayed' | 'completed' | 'failed' | 'unknown';
+
+/** What a Job needs to reach Redis. */
+export interface JobContext extends ScriptContext {
+  /** Largest JSON payload accepted (bytes) for data, progress and return values. */
+  readonly maxPayloadBytes: number;
+  /** Most log lines kept per job (0 = all). */
+  readonly keepLogs: number;
+}
+
+const STATE: Record<string, JobState> = { a: 'active', d: 'delayed', c: 'completed', f: 'failed' };
+
+function parseJson(s: string | undefined): unknown {
+  if (s === undefined || s === '') return undefined;
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+const num = (s: string | undefined): number | undefined => (s === undefined || s === '' ? undefined : Number(s));
+
+export class Job<DataType = any, ReturnType = any, NameType extends string = string> {
+  readonly id: string;
+  name: NameType;
+  data: DataType;
+  /** Options as given at add (plus normalised attempts/backoff), with the current priority and lane. */
+  opts: JobOptions;
+  priority: number;
+  lane: string;
+  /** Delay (ms) the job was added with. */
+  delay: number;
+  /** Attempts that finished (completed or failed). */
+  attemptsMade: number;
+  /** Attempts started (claims). It is the job's fencing token while it is active. */
+  attemptsStarted: number;
+  /** Times the job's lease expired and it was recovered. */
+  stalledCounter: number;
+  progress: unknown;
+  returnvalue: ReturnType | undefined;
+  failedReason: string | undefined;
+  stacktrace: string[];
+  /** Creation time, ms (Redis clock). */
+  timestamp: number;
+  processedOn: number | undefined;
+  finishedOn: number | undefined;
+  /** Internal state letter at the time of the snapshot. */
+  protected stateCode: string | undefined;
+
+  constructor(
+    protected readonly ctx: JobContext,
+    id: string,
+    h: Record<string, string>,
+  ) {
+    this.id = id;
+    this.name = (h.name ?? '') as NameType;
+    this.data = parseJson(h.data) as DataType;
+    this.priority = Number(h.prio ?? 0);
+    this.lane = h.lane ?? 'default';
+    this.opts = { ...((parseJson(h.opts) as JobOptions) ?? {}), priority: this.priority, lane: this.lane };
+    this.delay = Number(h.delay ?? 0);
+    this.attemptsMade = Number(h.made ?? 0);
+    this.attemptsStarted = Number(h.att ?? 0);
+    this.stalledCounter = Number(h.stc ?? 0);
+    this.progress = parseJson(h.prog) ?? 0;
+    this.returnvalue = parseJson(h.rv) as ReturnType | undefined;
+    this.failedReason = h.err;
+    this.stacktrace = (parseJson(h.stack) as string[] | undefined) ?? [];
+    this.timestamp = Number(h.ts ?? 0);
+    this.processedOn = num(h.pOn);
+    this.finishedOn = num(h.fOn);
+    this.stateCode = h.st;
+  }
+
+  /** Builds a Job from a flat field/value list (HGETALL as an array). */
+  static fromFields(ctx: JobContext, id: string, fields: readonly string[]): Job {
+    const h: Record<string, string> = {};
+    for (let i = 0; i < fields.length; i += 2) h[fields[i]] = fields[i + 1];
+    return new Job(ctx, id, h);
+  }
+
+  /** Reads a job; undefined when it does not exist. */
+  static async fromId(ctx: JobContext, id: string): Promise<Job | undefined> {
+    const h = await ctx.client.hgetall(jobKey(ctx.keys, id));
+    if (!h || Object.keys(h).length === 0) return undefined;
+    return new Job(ctx, id, h);
+  }
+
+  /** The queue's name. */
+  get queueName(): string {
+    return this.ctx.keys.queue;
+  }
+
+  private check(code: number, op: string): void {
+    if (code < 0) throw errorFromCode(code, op, this.id, this.ctx.keys.queue);
+  }
+
+  /** Stores progress (a number or any JSON value) and emits a `progress` event. */
+  async updateProgress(progress: number | object): Promise<void> {
+    const json = v.encodeJson('progress', progress, this.ctx.maxPayloadBytes);
+    this.check(await scripts.progress(this.ctx, { id: this.id, progress: json }), 'updateProgress');
+    this.progress = progress;
+  }
+
+  /** Appends a line to the job's log. Returns the number of lines kept. */
+  async log(line: string): Promise<number> {
+    v.string('log line', line, this.ctx.maxPayloadBytes);
+    const n = await scripts.addLog(this.ctx, { id: this.id, line, keep: this.ctx.keepLogs });
+    this.check(n, 'log');
+    return n;
+  }
+
+  /** Replaces the job's data. */
+  async updateData(data: DataType): Promise<void> {
+    const json = v.encodeJson('data', data, this.ctx.maxPayloadBytes);
+    this.check(await scripts.updateData(this.ctx, { id: this.id, data: json }), 'updateData');
+    this.data = data;
+  }
+
+  /**
+   * Changes the priority. A waiting job moves to the back of its new tier (front with
+   * `lifo: true`); a delayed or active job keeps it for when it is next ready.
+   */
+  async changePriority(opts: { priority?: number; lifo?: boolean }): Promise<void> {
+    const o = v.plainObject('opts', opts);
+    const priority = o.priority === undefined ? 0 : v.priority(o.priority);
+    const lifo = o.lifo === undefined ? false : v.boolean('lifo', o.lifo);
+    this.check(await scripts.changePriority(this.ctx, { id: this.id, priority, lifo }), 'changePriority');
+    this.priority = priority;
+    this.opts.priority = priority;
+  }
+
+  /** Moves a waiting or delayed job to another lane (it keeps its arrival place). */
+  async moveToLane(lane: string): Promise<void> {
+    v.laneName(lane);
+    this.check(await scripts.moveToLane(this.ctx, { id: this.id, lane }), 'moveToLane');
+    this.lane = lane;
+    this.opts.lane = lane;
+  }
+
+  /** Makes a delayed job ready now. */
+  async promote(): Promise<void> {
+    this.check(await scripts.promote(this.ctx, this.id), 'promote');
+  }
+
+  /** Deletes the job. Refused (InvalidStateError) while it is active. */
+  async remove(): Promise<void> {
+    const [r] = await scripts.remove(this.ctx, { ids: [this.id] });
+    if (r === -3) throw new InvalidStateError(this.id, 'remove', 'is active; it can be removed once it finishes');
+    this.check(r, 'remove');
+  }
+
+  /** Moves a failed (default) or completed job back to waiting with its attempts reset. */
+  async retry(state: 'failed' | 'completed' = 'failed'): Promise<void> {
+    if (state !== 'failed' && state !== 'completed') v.fail('state', "'failed' or 'completed'", state);
+    this.check(await scripts.retry(this.ctx, this.id, state), 'retry');
+  }
+
+  /** Current state, read from Redis. */
+  async getState(): Promise<JobState> {
+    const [st, prio] = await this.ctx.client.hmget(jobKey(this.ctx.keys, this.id), 'st', 'prio');
+    return stateName(st ?? undefined, Number(prio ?? 0));
+  }
+
+  /** Log lines, oldest first. */
+  async getLogs(start = 0, end = -1): Promise<string[]> {
+    return this.ctx.client.lrange(logsKey(this.ctx.keys, this.id), start, end);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      id: this.id, name: this.name, data: this.data, opts: this.opts, lane: this.lane, priority: this.priority,
+      progress: this.progress, attemptsMade: this.attemptsMade, attemptsStarted: this.attemptsStarted,
+      stalledCounter: this.stalledCounter, returnvalue: this.returnvalue, failedReason: this.failedReason,
+      stacktrace: this.stacktrace, timestamp: this.timestamp, processedOn: this.processedOn, finishedOn: this.finishedOn,
+      delay: this.delay,
+    };
+  }
+}
+
+/** Maps the internal state letter to BullMQ's state names. */
+export function stateName(st: string | undefined, priority: number): JobState {
+  if (st === undefined) return 'unknown';
+  if (st === 'w') return priority > 0 ? 'prioritized' : 'waiting';
+  return STATE[st] ?? 'unknown';
+}

@@ -1,0 +1,123 @@
+/**
+ * The one place that builds Redis keys. No other file joins key parts with ':'.
+ *
+ * Every key of a queue is `<prefix>:{<queue>}:<suffix>` so that all of them share one Redis
+ * Cluster hash slot. User strings stay unambiguous:
+ *   - the queue name is escaped inside the hash tag (`%` → `%25`, `{` → `%7B`, `}` → `%7D`),
+ *     so the tag always ends at the queue's own closing brace and `a}:x` cannot reach queue `a`;
+ *   - a per-lane or per-job key is a fixed family prefix followed by the raw user string as its
+ *     last part (`lane:<lane>`, `job:<id>`, `logs:<id>`). No family prefix is a prefix of another
+ *     and no fixed suffix contains ':', so two keys are equal only when family and string are.
+ *     A lane called `x:weight` is the key `…:lane:x:weight`, which nothing else can be; lane
+ *     settings live in hash fields, never in keys built from the lane name.
+ *
+ * Derived keys. Lua scripts build these from a base they receive in KEYS (same hash tag):
+ *   laneBase  + lane  → zset of the lane's ready jobs          (lane:<lane>)
+ *   jobBase   + id    → hash of one job                        (job:<id>)
+ *   logsBase  + id    → list of one job's log lines            (logs:<id>)
+ *   lrateBase + lane  → the lane's rate-window counter, PX ttl  (lrate:<lane>)
+ */
+
+/** Default key prefix. */
+export const DEFAULT_PREFIX = 'emq';
+
+/** Escapes a queue name so that it can sit inside `{…}` without ending the hash tag early. */
+export function escapeQueueName(name: string): string {
+  return name.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D'));
+}
+
+/** Inverse of escapeQueueName. */
+export function unescapeQueueName(escaped: string): string {
+  return escaped.replace(/%(25|7B|7D)/g, (_m, h: string) => (h === '25' ? '%' : h === '7B' ? '{' : '}'));
+}
+
+export interface QueueKeys {
+  /** Queue name as given by the user. */
+  readonly queue: string;
+  readonly prefix: string;
+  /** `<prefix>:{<escaped queue>}:` — every key of the queue starts with this. */
+  readonly base: string;
+  /** Hash: paused, counters (seq, lseq, id, ready, readyP), global limits. */
+  readonly meta: string;
+  /** List: the ring of serviceable lanes, rotated by the claim. */
+  readonly ring: string;
+  /** Set: lanes currently in the ring (O(1) membership). */
+  readonly inring: string;
+  /** Sorted set (score 0): every known lane, for paged listing by name. */
+  readonly lanes: string;
+  /** Hash lane → weight (absent = 1). */
+  readonly lweight: string;
+  /** Hash lane → concurrency limit (absent = none). */
+  readonly llimit: string;
+  /** Hash lane → jobs of the lane in `active`. */
+  readonly lactive: string;
+  /** Set of paused lanes. */
+  readonly lpaused: string;
+  /** Hash lane → rate limit "max:durationMs". */
+  readonly lrate: string;
+  /** Sorted set lane → time (ms) its rate window reopens; such lanes are out of the ring. */
+  readonly rlwait: string;
+  /** Sorted set job id → lease deadline (ms, Redis clock). */
+  readonly active: string;
+  /** Sorted set job id → due time (ms, Redis clock). */
+  readonly delayed: string;
+  /** Sorted set job id → finish time (ms). */
+  readonly completed: string;
+  /** Sorted set job id → finish time (ms). */
+  readonly failed: string;
+  /** Stream of queue events, capped. */
+  readonly events: string;
+  /** String: jobs claimed in the current global rate window (PX ttl = the window). */
+  readonly rate: string;
+  /** List idle workers block on (BLPOP); holds at most one token. */
+  readonly wake: string;
+  /** Base for lane:<lane> sorted sets. */
+  readonly laneBase: string;
+  /** Base for job:<id> hashes. */
+  readonly jobBase: string;
+  /** Base for logs:<id> lists. */
+  readonly logsBase: string;
+  /** Base for lrate:<lane> counters. */
+  readonly lrateBase: string;
+}
+
+export function queueKeys(queue: string, prefix: string = DEFAULT_PREFIX): QueueKeys {
+  const base = `${prefix}:{${escapeQueueName(queue)}}:`;
+  const k = (suffix: string) => base + suffix;
+  return Object.freeze({
+    queue,
+    prefix,
+    base,
+    meta: k('meta'),
+    ring: k('ring'),
+    inring: k('inring'),
+    lanes: k('lanes'),
+    lweight: k('lweight'),
+    llimit: k('llimit'),
+    lactive: k('lactive'),
+    lpaused: k('lpaused'),
+    lrate: k('lrate'),
+    rlwait: k('rlwait'),
+    active: k('active'),
+    delayed: k('delayed'),
+    completed: k('completed'),
+    failed: k('failed'),
+    events: k('events'),
+    rate: k('rate'),
+    wake: k('wake'),
+    laneBase: k('lane:'),
+    jobBase: k('job:'),
+    logsBase: k('logs:'),
+    lrateBase: k('lrate:'),
+  });
+}
+
+export type KeyName = Exclude<keyof QueueKeys, 'queue' | 'prefix' | 'base'>;
+
+export const laneKey = (keys: QueueKeys, lane: string): string => keys.laneBase + lane;
+export const jobKey = (keys: QueueKeys, id: string): string => keys.jobBase + id;
+export const logsKey = (keys: QueueKeys, id: string): string => keys.logsBase + id;
+export const laneRateKey = (keys: QueueKeys, lane: string): string => keys.lrateBase + lane;
+
+/** Pattern matching every key of the queue (for tests and obliterate checks). */
+export const queueKeyPattern = (keys: QueueKeys): string => keys.base.replace(/[*?[\]\\]/g, '\\$&') + '*';

@@ -1,0 +1,93 @@
+/**
+ * Job options: the public shape and its validation into the form the add script stores.
+ */
+import { normalizeBackoff, type BackoffOptions } from './backoff.js';
+import * as v from './validate.js';
+
+/** Retention of finished jobs, as in BullMQ: `age` in seconds, `count` jobs. */
+export interface KeepJobs {
+  age?: number;
+  count?: number;
+}
+
+export interface JobOptions {
+  /** Lower runs first; integer 0…2,097,151. Default 0. */
+  priority?: number;
+  /** Lane (tenant) the job belongs to. Default: the queue's default lane, `'default'`. */
+  lane?: string;
+  /** Milliseconds to wait before the job becomes ready. Default 0. */
+  delay?: number;
+  /** Custom id; adding an id that exists returns the existing job unchanged. Not an integer. */
+  jobId?: string;
+  /** Total attempts including the first. Default 1. */
+  attempts?: number;
+  /** Delay between attempts: ms (fixed) or `{ type, delay, jitter }`. Default none (0). */
+  backoff?: number | BackoffOptions;
+  /** Put the job at the front of its priority tier instead of the back. Default false. */
+  lifo?: boolean;
+  /** true deletes at once, a number keeps that many, `{ age, count }`. Default `{ count: 1000 }`. */
+  removeOnComplete?: boolean | number | KeepJobs;
+  /** Like removeOnComplete for failed jobs. Default `{ count: 10000 }`. */
+  removeOnFail?: boolean | number | KeepJobs;
+}
+
+/** Defaults when neither the job nor the queue's defaultJobOptions says otherwise. */
+export const DEFAULT_KEEP_COMPLETED: KeepJobs = { count: 1000 };
+export const DEFAULT_KEEP_FAILED: KeepJobs = { count: 10000 };
+export const DEFAULT_LANE = 'default';
+/** Largest JSON payload (data, progress, return value) in bytes, unless configured. */
+export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
+export interface NormalizedJobOptions {
+  priority: number;
+  lane: string;
+  delay: number;
+  jobId?: string;
+  attempts: number;
+  backoff?: BackoffOptions;
+  lifo: boolean;
+  /** [count (-1 all), age ms (0 none)] */
+  keepCompleted: [number, number];
+  keepFailed: [number, number];
+}
+
+const KNOWN = new Set(['priority', 'lane', 'delay', 'jobId', 'attempts', 'backoff', 'lifo', 'removeOnComplete', 'removeOnFail']);
+
+function keep(field: string, value: unknown, dflt: KeepJobs): [number, number] {
+  if (value === undefined) value = dflt;
+  if (value === true) return [0, 0];
+  if (value === false) return [-1, 0];
+  if (typeof value === 'number') return [v.nonNegativeInt(field, value), 0];
+  const o = v.plainObject(field, value);
+  const count = o.count === undefined ? -1 : v.nonNegativeInt(`${field}.count`, o.count);
+  const age = o.age === undefined ? 0 : v.nonNegativeInt(`${field}.age`, o.age) * 1000;
+  return [count, age];
+}
+
+export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJobOptions {
+  const o = opts === undefined ? {} : v.plainObject(field, opts);
+  for (const k of Object.keys(o)) {
+    if (!KNOWN.has(k)) v.fail(`${field}.${k}`, `one of the known options (${[...KNOWN].join(', ')})`, k);
+  }
+  const out: NormalizedJobOptions = {
+    priority: o.priority === undefined ? 0 : v.priority(o.priority, 'priority'),
+    lane: o.lane === undefined ? DEFAULT_LANE : v.laneName(o.lane),
+    delay: o.delay === undefined ? 0 : v.nonNegativeInt('delay', o.delay),
+    attempts: o.attempts === undefined ? 1 : v.positiveInt('attempts', o.attempts),
+    lifo: o.lifo === undefined ? false : v.boolean('lifo', o.lifo),
+    keepCompleted: keep('removeOnComplete', o.removeOnComplete, DEFAULT_KEEP_COMPLETED),
+    keepFailed: keep('removeOnFail', o.removeOnFail, DEFAULT_KEEP_FAILED),
+  };
+  if (o.jobId !== undefined) out.jobId = v.jobId(o.jobId);
+  const backoff = normalizeBackoff(o.backoff);
+  if (backoff) out.backoff = backoff;
+  return out;
+}
+
+/** The options stored with the job (what job.opts shows): only what the user set. */
+export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOptions): string {
+  const s: Record<string, unknown> = { ...(user ?? {}) };
+  s.attempts = n.attempts;
+  if (n.backoff) s.backoff = n.backoff;
+  return JSON.stringify(s);
+}

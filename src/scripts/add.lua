@@ -1,0 +1,55 @@
+-- add: adds one or more jobs (a bulk add is one call).
+-- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, laneBase, jobBase
+-- ARGV: [1] job count n, then 12 fields per job:
+--   id ('' = next numeric id), name, data (JSON), opts (JSON), priority (integer 0..2097151),
+--   lane, delay (ms, 0 = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all),
+--   keepCompletedAgeMs (0 = no age limit), keepFailedCount, keepFailedAgeMs
+-- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
+--   that id already existed (it is returned unchanged).
+-- Errors: none (input is validated by the caller before the call).
+-- Events: added (jobId, name, lane, delay), waiting | delayed.
+--!include lib/common.lua
+--!include lib/lanes.lua
+
+local n = tonumber(ARGV[1])
+local now = nowMs()
+local out = {}
+local readyAdded = false
+for j = 0, n - 1 do
+  local b = 2 + j * 12
+  local id = ARGV[b]
+  if id == '' then id = tostring(redis.call('HINCRBY', K.meta, 'id', 1)) end
+  local jk = K.jobBase .. id
+  if redis.call('EXISTS', jk) == 1 then
+    out[#out + 1] = id
+    out[#out + 1] = 0
+  else
+    local prio = tonumber(ARGV[b + 4])
+    local lane = ARGV[b + 5]
+    local delay = tonumber(ARGV[b + 6])
+    local lifo = ARGV[b + 7]
+    redis.call('HSET', jk, 'name', ARGV[b + 1], 'data', ARGV[b + 2], 'opts', ARGV[b + 3],
+      'ts', now, 'prio', prio, 'lane', lane, 'delay', delay, 'att', 0, 'made', 0,
+      'kc', ARGV[b + 8], 'ka', ARGV[b + 9], 'kfc', ARGV[b + 10], 'kfa', ARGV[b + 11])
+    if lifo == '1' then redis.call('HSET', jk, 'lifo', '1') end
+    emit('added', 'jobId', id, 'name', ARGV[b + 1], 'lane', lane, 'delay', delay)
+    if delay > 0 then
+      redis.call('HSET', jk, 'st', 'd')
+      redis.call('ZADD', K.delayed, now + delay, id)
+      emit('delayed', 'jobId', id, 'delay', now + delay)
+      -- A blocked worker sleeps until the earliest due time it knew of: wake it if this job is
+      -- due sooner, so it recomputes its timeout.
+      if redis.call('ZRANGE', K.delayed, 0, 0)[1] == id then wake() end
+    else
+      local stamp = nextStamp(lifo == '1')
+      redis.call('HSET', jk, 'sq', stamp)
+      pushReady(jk, lane, prio, stamp .. id)
+      emit('waiting', 'jobId', id)
+      readyAdded = true
+    end
+    out[#out + 1] = id
+    out[#out + 1] = 1
+  end
+end
+if readyAdded then wake() end
+return out

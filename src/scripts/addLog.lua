@@ -1,0 +1,17 @@
+-- addLog: appends a line to a job's log, keeping the newest keepLogs lines.
+-- KEYS: jobBase, logsBase
+-- ARGV: [1] job id, [2] line, [3] keepLogs (most lines kept; 0 = all)
+-- Returns: number of lines now kept.
+-- Errors: -1 no such job.
+-- Events: none.
+
+local id = ARGV[1]
+if redis.call('EXISTS', K.jobBase .. id) == 0 then return -1 end
+local lk = K.logsBase .. id
+local n = redis.call('RPUSH', lk, ARGV[2])
+local keep = tonumber(ARGV[3])
+if keep > 0 and n > keep then
+  redis.call('LTRIM', lk, -keep, -1)
+  n = keep
+end
+return n

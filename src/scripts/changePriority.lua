@@ -1,0 +1,28 @@
+-- changePriority: re-scores a job in place. A ready job moves to the back of its new tier (as
+-- in BullMQ), or the front when lifo is asked; a delayed or active job keeps the new priority
+-- for when it next becomes ready.
+-- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, laneBase, jobBase
+-- ARGV: [1] job id, [2] priority (integer 0..2097151), [3] lifo ('1'/'0')
+-- Returns: 1.
+-- Errors: -1 no such job; -3 the job is finished (completed or failed).
+-- Events: none.
+--!include lib/common.lua
+--!include lib/lanes.lua
+
+local id, prio, lifo = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
+local jk = K.jobBase .. id
+local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq')
+if not f[1] then return -1 end
+if f[1] == 'c' or f[1] == 'f' then return -3 end
+if f[1] == 'w' then
+  local lk = K.laneBase .. f[2]
+  redis.call('ZREM', lk, f[4] .. id)
+  local stamp = nextStamp(lifo)
+  redis.call('ZADD', lk, prio, stamp .. id)
+  redis.call('HSET', jk, 'sq', stamp)
+  local was = tonumber(f[3])
+  if was > 0 and prio == 0 then redis.call('HINCRBY', K.meta, 'readyP', -1) end
+  if was == 0 and prio > 0 then redis.call('HINCRBY', K.meta, 'readyP', 1) end
+end
+redis.call('HSET', jk, 'prio', prio)
+return 1

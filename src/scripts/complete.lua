@@ -1,0 +1,39 @@
+-- complete: settles an active job as completed, then claims the worker's next jobs in the
+-- same call.
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase
+-- ARGV: [1] job id, [2] token (the job's att when claimed), [3] return value (JSON),
+--   [4] jobs to claim next (0 = none), [5] lease (ms) for them,
+--   [6] largest return value (bytes) copied into the completed event
+-- Returns: {claimed, nextWakeAt, id1, fields1, ...} like claim, or {code} on error:
+-- Errors: -1 no such job; -2 stale token (the lease was lost: the job was recovered, is held
+--   under a newer token, or already finished).
+-- Events: completed (jobId, returnvalue, prev).
+--!include lib/common.lua
+--!include lib/lanes.lua
+--!include lib/retention.lua
+--!include lib/claim.lua
+
+local id, token = ARGV[1], ARGV[2]
+local jk = K.jobBase .. id
+local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka')
+if not f[1] then return {-1} end
+if f[1] ~= token or f[2] ~= 'a' then return {-2} end
+local now = nowMs()
+redis.call('ZREM', K.active, id)
+redis.call('HINCRBY', jk, 'made', 1)
+redis.call('HSET', jk, 'st', 'c', 'fOn', now, 'rv', ARGV[3])
+local admitted = releaseActive(f[3])
+if #ARGV[3] <= tonumber(ARGV[6]) then
+  emit('completed', 'jobId', id, 'returnvalue', ARGV[3], 'prev', 'active')
+else
+  emit('completed', 'jobId', id, 'prev', 'active', 'truncated', '1')
+end
+recordFinished(K.completed, id, tonumber(f[4]), tonumber(f[5]), now)
+
+local out = {}
+local want = tonumber(ARGV[4])
+local got, nextAt = claimJobs(want, tonumber(ARGV[5]), now, out)
+if admitted and want == 0 then wake() end
+table.insert(out, 1, nextAt)
+table.insert(out, 1, got)
+return out

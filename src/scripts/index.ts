@@ -1,0 +1,157 @@
+/**
+ * Typed wrappers, one per transition script. Each takes the queue's named keys (the script's
+ * `-- KEYS:` header picks which) and named arguments, and returns a parsed reply.
+ */
+import type { QueueKeys } from '../keys.js';
+import type { RedisClient } from '../connection.js';
+import { loadScript } from './loader.js';
+import { runScript } from './runner.js';
+
+export interface ScriptContext {
+  readonly client: RedisClient;
+  readonly keys: QueueKeys;
+}
+
+const call = (name: string) => {
+  const script = loadScript(name);
+  return (ctx: ScriptContext, args: ReadonlyArray<string | number>) => runScript(ctx.client, script, ctx.keys, args);
+};
+
+const raw = {
+  add: call('add'),
+  claim: call('claim'),
+  complete: call('complete'),
+  fail: call('fail'),
+  extendLeases: call('extendLeases'),
+  recover: call('recover'),
+  promote: call('promote'),
+  retry: call('retry'),
+  remove: call('remove'),
+  changePriority: call('changePriority'),
+  moveToLane: call('moveToLane'),
+  pause: call('pause'),
+  pauseLane: call('pauseLane'),
+  setLane: call('setLane'),
+  drain: call('drain'),
+  obliterate: call('obliterate'),
+  progress: call('progress'),
+  updateData: call('updateData'),
+  addLog: call('addLog'),
+};
+
+/** Names of every transition script (for docs and tests). */
+export const SCRIPT_NAMES = Object.keys(raw);
+
+/** One job as the add script takes it. */
+export interface AddJobArgs {
+  id: string; // '' = generate
+  name: string;
+  data: string;
+  opts: string;
+  priority: number;
+  lane: string;
+  delay: number;
+  lifo: boolean;
+  keepCompleted: [number, number];
+  keepFailed: [number, number];
+}
+
+/** A claimed job: its id and its hash as a field/value list. */
+export interface ClaimedJob {
+  id: string;
+  fields: string[];
+}
+
+export interface ClaimReply {
+  jobs: ClaimedJob[];
+  /** When nothing was claimed: ms until delayed or rate-limited work becomes ready; -1 none. */
+  wakeInMs: number;
+}
+
+/** Parses {claimed, nextWakeAt, id, fields, ...}; a negative first element is an error code. */
+function parseClaim(reply: unknown): ClaimReply | number {
+  const r = reply as unknown[];
+  const status = Number(r[0]);
+  if (status < 0) return status;
+  const jobs: ClaimedJob[] = [];
+  for (let i = 2; i < r.length; i += 2) jobs.push({ id: String(r[i]), fields: r[i + 1] as string[] });
+  return { jobs, wakeInMs: Number(r[1]) };
+}
+
+export const scripts = {
+  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[]): Promise<Array<{ id: string; created: boolean }>> {
+    const args: Array<string | number> = [jobs.length];
+    for (const j of jobs) {
+      args.push(j.id, j.name, j.data, j.opts, j.priority, j.lane, j.delay, j.lifo ? '1' : '0',
+        j.keepCompleted[0], j.keepCompleted[1], j.keepFailed[0], j.keepFailed[1]);
+    }
+    const r = (await raw.add(ctx, args)) as Array<string | number>;
+    const out: Array<{ id: string; created: boolean }> = [];
+    for (let i = 0; i < r.length; i += 2) out.push({ id: String(r[i]), created: Number(r[i + 1]) === 1 });
+    return out;
+  },
+
+  async claim(ctx: ScriptContext, a: { count: number; leaseMs: number }): Promise<ClaimReply> {
+    return parseClaim(await raw.claim(ctx, [a.count, a.leaseMs])) as ClaimReply;
+  },
+
+  async complete(
+    ctx: ScriptContext,
+    a: { id: string; token: string; returnValue: string; fetch: number; leaseMs: number; maxEventValueBytes: number },
+  ): Promise<ClaimReply | number> {
+    return parseClaim(await raw.complete(ctx, [a.id, a.token, a.returnValue, a.fetch, a.leaseMs, a.maxEventValueBytes]));
+  },
+
+  async fail(
+    ctx: ScriptContext,
+    a: { id: string; token: string; reason: string; stack: string; retryDelayMs: number; exhausted: boolean; fetch: number; leaseMs: number },
+  ): Promise<ClaimReply | number> {
+    return parseClaim(
+      await raw.fail(ctx, [a.id, a.token, a.reason, a.stack, a.retryDelayMs, a.fetch, a.leaseMs, a.exhausted ? '1' : '0']),
+    );
+  },
+
+  /** Returns the ids whose lease could not be renewed. */
+  async extendLeases(ctx: ScriptContext, a: { leaseMs: number; jobs: ReadonlyArray<{ id: string; token: string }> }): Promise<string[]> {
+    const args: Array<string | number> = [a.leaseMs];
+    for (const j of a.jobs) args.push(j.id, j.token);
+    return ((await raw.extendLeases(ctx, args)) as unknown[]).map(String);
+  },
+
+  async recover(ctx: ScriptContext, a: { maxStalledCount: number; batch: number }): Promise<{ requeued: string[]; failed: string[] }> {
+    const [requeued, failed] = (await raw.recover(ctx, [a.maxStalledCount, a.batch])) as [string[], string[]];
+    return { requeued, failed };
+  },
+
+  promote: async (ctx: ScriptContext, id: string) => Number(await raw.promote(ctx, [id])),
+  retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed') => Number(await raw.retry(ctx, [id, state])),
+
+  /** Per-id results: 1 removed, -1 missing, -3 active or filtered out. */
+  async remove(ctx: ScriptContext, a: { ids: readonly string[]; state?: 'w' | 'd' | 'c' | 'f'; cutoffMs?: number }): Promise<number[]> {
+    const r = (await raw.remove(ctx, [a.state ?? '', a.cutoffMs === undefined ? '' : a.cutoffMs, ...a.ids])) as unknown[];
+    return r.map(Number);
+  },
+
+  changePriority: async (ctx: ScriptContext, a: { id: string; priority: number; lifo: boolean }) =>
+    Number(await raw.changePriority(ctx, [a.id, a.priority, a.lifo ? '1' : '0'])),
+  moveToLane: async (ctx: ScriptContext, a: { id: string; lane: string }) => Number(await raw.moveToLane(ctx, [a.id, a.lane])),
+  pause: async (ctx: ScriptContext, paused: boolean) => Number(await raw.pause(ctx, [paused ? '1' : '0'])),
+  pauseLane: async (ctx: ScriptContext, a: { lane: string; paused: boolean }) => Number(await raw.pauseLane(ctx, [a.lane, a.paused ? '1' : '0'])),
+  setLane: async (ctx: ScriptContext, a: { lane: string; field: 'weight' | 'limit' | 'rate'; value: string }) =>
+    Number(await raw.setLane(ctx, [a.lane, a.field, a.value])),
+
+  async drain(ctx: ScriptContext, a: { budget: number; delayed: boolean; cursor: string; lane?: string }): Promise<{ removed: number; cursor: string; done: boolean }> {
+    const [removed, cursor, done] = (await raw.drain(ctx, [a.budget, a.delayed ? '1' : '0', a.cursor, a.lane ?? ''])) as [number, string, number];
+    return { removed: Number(removed), cursor: String(cursor), done: Number(done) === 1 };
+  },
+
+  async obliterate(ctx: ScriptContext, a: { budget: number; force: boolean }): Promise<{ deleted: number; done: boolean } | number> {
+    const [deleted, done] = (await raw.obliterate(ctx, [a.budget, a.force ? '1' : '0'])) as [number, number];
+    if (Number(deleted) < 0) return Number(deleted);
+    return { deleted: Number(deleted), done: Number(done) === 1 };
+  },
+
+  progress: async (ctx: ScriptContext, a: { id: string; progress: string }) => Number(await raw.progress(ctx, [a.id, a.progress])),
+  updateData: async (ctx: ScriptContext, a: { id: string; data: string }) => Number(await raw.updateData(ctx, [a.id, a.data])),
+  addLog: async (ctx: ScriptContext, a: { id: string; line: string; keep: number }) => Number(await raw.addLog(ctx, [a.id, a.line, a.keep])),
+};

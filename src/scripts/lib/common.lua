@@ -1,0 +1,41 @@
+-- Shared helpers: clock, events, job members. Included into transition scripts by the
+-- loader (`--!include lib/common.lua`); relies on the table K of named keys that the loader
+-- builds from the script's `-- KEYS:` header.
+
+-- Redis server clock in milliseconds. Every deadline and due time uses this clock, never the
+-- client's, so workers on machines with skewed clocks agree.
+local function nowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Appends an event to the capped events stream (cap: meta field evmax, default 10000;
+-- 0 turns events off).
+local evmax
+local function emit(event, ...)
+  if not evmax then evmax = tonumber(redis.call('HGET', K.meta, 'evmax') or '10000') end
+  if evmax <= 0 then return end
+  redis.call('XADD', K.events, 'MAXLEN', '~', evmax, '*', 'event', event, ...)
+end
+
+-- Arrival stamp. A ready job's member in its lane set is <14 hex digits><job id>; members of
+-- one priority (equal scores) sort by bytes, so the stamp orders a tier. FIFO stamps count up
+-- from 2^52, LIFO stamps count down from it, and both stay below 2^53, exact in a double: no
+-- wrap for 2^52 arrivals either way.
+local STAMP_BASE = 4503599627370496
+local function nextStamp(lifo)
+  if lifo then
+    return string.format('%014x', STAMP_BASE - redis.call('HINCRBY', K.meta, 'lseq', 1))
+  end
+  return string.format('%014x', STAMP_BASE + redis.call('HINCRBY', K.meta, 'seq', 1))
+end
+
+-- The job id inside a lane member.
+local function memberId(member)
+  return string.sub(member, 15)
+end
+
+-- Deletes a job's hash and logs.
+local function deleteJob(id)
+  redis.call('DEL', K.jobBase .. id, K.logsBase .. id)
+end

@@ -1,0 +1,92 @@
+-- Lane ring maintenance. Invariant (docs/internals.md#ring): the ring list holds every
+-- serviceable lane exactly once and nothing else; the inring set holds the same lanes.
+-- A lane is serviceable when it has ready jobs, is not paused, is under its concurrency limit
+-- and is not waiting for its rate window (member of rlwait).
+
+local function laneServiceable(lane)
+  if redis.call('ZCARD', K.laneBase .. lane) == 0 then return false end
+  if redis.call('SISMEMBER', K.lpaused, lane) == 1 then return false end
+  local lim = redis.call('HGET', K.llimit, lane)
+  if lim and tonumber(redis.call('HGET', K.lactive, lane) or '0') >= tonumber(lim) then
+    return false
+  end
+  if redis.call('ZSCORE', K.rlwait, lane) then return false end
+  return true
+end
+
+-- Puts a serviceable lane at the tail of the ring, once. O(1). Returns true if it entered.
+local function admitLane(lane)
+  if redis.call('SISMEMBER', K.inring, lane) == 1 then return false end
+  if not laneServiceable(lane) then return false end
+  redis.call('RPUSH', K.ring, lane)
+  redis.call('SADD', K.inring, lane)
+  return true
+end
+
+-- Takes a lane out of the ring wherever it is. LREM scans from the tail, where a lane that was
+-- just served sits, so the claim path pays O(1); admin paths pay at most O(ring length).
+local function evictLane(lane)
+  if redis.call('SREM', K.inring, lane) == 1 then
+    redis.call('LREM', K.ring, -1, lane)
+  end
+end
+
+-- Makes ring membership match serviceability after any change to the lane.
+local function refreshLane(lane)
+  if laneServiceable(lane) then return admitLane(lane) end
+  evictLane(lane)
+  return false
+end
+
+-- Wakes one blocked worker (the wake list holds at most one token; the claim that takes it
+-- passes it on while work remains).
+local function wake()
+  if redis.call('LLEN', K.wake) == 0 then redis.call('RPUSH', K.wake, '1') end
+end
+
+local function registerLane(lane)
+  redis.call('ZADD', K.lanes, 'NX', 0, lane)
+end
+
+-- Forgets a lane that has no ready or active jobs and no settings, so the registry does not
+-- grow with every tenant ever seen.
+local function forgetLaneIfIdle(lane)
+  if redis.call('ZCARD', K.laneBase .. lane) > 0 then return end
+  if tonumber(redis.call('HGET', K.lactive, lane) or '0') > 0 then return end
+  if redis.call('HEXISTS', K.lweight, lane) == 1 or redis.call('HEXISTS', K.llimit, lane) == 1
+    or redis.call('SISMEMBER', K.lpaused, lane) == 1 or redis.call('HEXISTS', K.lrate, lane) == 1 then
+    return
+  end
+  redis.call('HDEL', K.lactive, lane)
+  redis.call('ZREM', K.lanes, lane)
+end
+
+-- Makes a job ready in its lane: adds it with its member, counts it, registers the lane and
+-- admits it to the ring.
+local function pushReady(jk, lane, prio, member)
+  local lk = K.laneBase .. lane
+  redis.call('ZADD', lk, prio, member)
+  redis.call('HSET', jk, 'st', 'w')
+  redis.call('HINCRBY', K.meta, 'ready', 1)
+  if prio > 0 then redis.call('HINCRBY', K.meta, 'readyP', 1) end
+  if redis.call('ZCARD', lk) == 1 then registerLane(lane) end
+  admitLane(lane)
+end
+
+-- Takes a ready job out of its lane (not through a claim): uncounts it and fixes the ring.
+local function pullReady(lane, member, prio)
+  if redis.call('ZREM', K.laneBase .. lane, member) == 0 then return false end
+  redis.call('HINCRBY', K.meta, 'ready', -1)
+  if prio > 0 then redis.call('HINCRBY', K.meta, 'readyP', -1) end
+  if redis.call('ZCARD', K.laneBase .. lane) == 0 then evictLane(lane) end
+  return true
+end
+
+-- Releases one active slot of a lane: the lane may become serviceable again (headroom).
+local function releaseActive(lane)
+  local act = redis.call('HINCRBY', K.lactive, lane, -1)
+  if act <= 0 then redis.call('HDEL', K.lactive, lane) end
+  local admitted = admitLane(lane)
+  forgetLaneIfIdle(lane)
+  return admitted
+end

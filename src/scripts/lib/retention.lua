@@ -1,0 +1,34 @@
+-- Retention of finished jobs. keepCount < 0 keeps all; 0 keeps none; n keeps the newest n.
+-- keepAgeMs > 0 also drops jobs finished longer ago than that. Each call removes at most
+-- TRIM_BATCH jobs, and every finish calls it once, so the sets converge to the limit while
+-- every call stays bounded.
+local TRIM_BATCH = 16
+
+local function trimFinished(setKey, keepCount, keepAgeMs, now)
+  if keepCount >= 0 then
+    local excess = redis.call('ZCARD', setKey) - keepCount
+    if excess > 0 then
+      if excess > TRIM_BATCH then excess = TRIM_BATCH end
+      local ids = redis.call('ZRANGE', setKey, 0, excess - 1)
+      for _, id in ipairs(ids) do deleteJob(id) end
+      redis.call('ZREMRANGEBYRANK', setKey, 0, excess - 1)
+    end
+  end
+  if keepAgeMs > 0 then
+    local ids = redis.call('ZRANGEBYSCORE', setKey, '-inf', now - keepAgeMs, 'LIMIT', 0, TRIM_BATCH)
+    for _, id in ipairs(ids) do
+      deleteJob(id)
+      redis.call('ZREM', setKey, id)
+    end
+  end
+end
+
+-- Records a finished job in its set (or deletes it when it keeps none) and trims the set.
+local function recordFinished(setKey, id, keepCount, keepAgeMs, now)
+  if keepCount == 0 then
+    deleteJob(id)
+  else
+    redis.call('ZADD', setKey, now, id)
+  end
+  trimFinished(setKey, keepCount, keepAgeMs, now)
+end

@@ -1,0 +1,43 @@
+-- obliterate: deletes the whole queue, jobs and settings, in bounded batches; the caller
+-- pauses the queue first and repeats until the reply says done.
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase
+-- ARGV: [1] budget (most jobs deleted in this call), [2] '1' = force (also delete active jobs)
+-- Returns: {deleted, done (1/0)}.
+-- Errors: -4 the queue has active jobs and force was not given (nothing is deleted).
+-- Events: none (the events stream is deleted with the queue).
+--!include lib/common.lua
+
+local budget = tonumber(ARGV[1])
+if ARGV[2] ~= '1' and redis.call('ZCARD', K.active) > 0 then return {-4, 0} end
+local deleted = 0
+
+local function dropSet(key)
+  local ids = redis.call('ZRANGE', key, 0, budget - deleted - 1)
+  for _, id in ipairs(ids) do deleteJob(id) end
+  if #ids > 0 then redis.call('ZREMRANGEBYRANK', key, 0, #ids - 1) end
+  deleted = deleted + #ids
+end
+
+for _, key in ipairs({ K.active, K.delayed, K.completed, K.failed }) do
+  if deleted < budget then dropSet(key) end
+end
+local visited = 0
+while deleted < budget and visited < budget do
+  local lane = redis.call('ZRANGE', K.lanes, 0, 0)[1]
+  if not lane then break end
+  visited = visited + 1
+  local lk = K.laneBase .. lane
+  local members = redis.call('ZRANGE', lk, 0, budget - deleted - 1)
+  for _, m in ipairs(members) do deleteJob(memberId(m)) end
+  if #members > 0 then redis.call('ZREMRANGEBYRANK', lk, 0, #members - 1) end
+  deleted = deleted + #members
+  if redis.call('ZCARD', lk) == 0 then
+    redis.call('ZREM', K.lanes, lane)
+    redis.call('DEL', K.lrateBase .. lane)
+  end
+end
+if deleted >= budget or visited >= budget then return {deleted, 0} end
+-- Everything job-shaped is gone: drop the fixed keys. UNLINK frees large ones in the background.
+redis.call('UNLINK', K.meta, K.ring, K.inring, K.lanes, K.lweight, K.llimit, K.lactive, K.lpaused,
+  K.lrate, K.rlwait, K.active, K.delayed, K.completed, K.failed, K.events, K.wake, K.rate)
+return {deleted, 1}

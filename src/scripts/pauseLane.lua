@@ -1,0 +1,23 @@
+-- pauseLane: pauses or resumes one lane. A paused lane keeps its jobs and leaves the ring;
+-- resuming puts it back if it is serviceable. The setting is kept for a lane without jobs.
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase
+-- ARGV: [1] lane, [2] '1' to pause, '0' to resume
+-- Returns: 1.
+-- Errors: none.
+-- Events: lane:paused | lane:resumed (lane).
+--!include lib/common.lua
+--!include lib/lanes.lua
+
+local lane = ARGV[1]
+if ARGV[2] == '1' then
+  redis.call('SADD', K.lpaused, lane)
+  registerLane(lane)
+  evictLane(lane)
+  emit('lane:paused', 'lane', lane)
+else
+  redis.call('SREM', K.lpaused, lane)
+  if admitLane(lane) then wake() end
+  forgetLaneIfIdle(lane)
+  emit('lane:resumed', 'lane', lane)
+end
+return 1

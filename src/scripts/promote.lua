@@ -1,0 +1,21 @@
+-- promote: makes a delayed job ready now (back of its tier, or front when lifo).
+-- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, laneBase, jobBase
+-- ARGV: [1] job id
+-- Returns: 1.
+-- Errors: -1 no such job; -3 the job is not delayed.
+-- Events: waiting (jobId, prev delayed).
+--!include lib/common.lua
+--!include lib/lanes.lua
+
+local id = ARGV[1]
+local jk = K.jobBase .. id
+local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'lifo')
+if not f[1] then return -1 end
+if f[1] ~= 'd' then return -3 end
+redis.call('ZREM', K.delayed, id)
+local stamp = nextStamp(f[4] == '1')
+redis.call('HSET', jk, 'sq', stamp)
+pushReady(jk, f[2], tonumber(f[3]), stamp .. id)
+emit('waiting', 'jobId', id, 'prev', 'delayed')
+wake()
+return 1

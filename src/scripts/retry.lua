@@ -1,0 +1,25 @@
+-- retry: moves a failed (or completed) job back to ready at the back of its tier, with its
+-- attempt count reset.
+-- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, completed, failed, events, wake, laneBase, jobBase
+-- ARGV: [1] job id, [2] state the job must be in: 'failed' or 'completed'
+-- Returns: 1.
+-- Errors: -1 no such job; -3 the job is not in that state.
+-- Events: waiting (jobId, prev).
+--!include lib/common.lua
+--!include lib/lanes.lua
+
+local id, state = ARGV[1], ARGV[2]
+local jk = K.jobBase .. id
+local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'lifo')
+if not f[1] then return -1 end
+local want = (state == 'completed') and 'c' or 'f'
+if f[1] ~= want then return -3 end
+redis.call('ZREM', (want == 'c') and K.completed or K.failed, id)
+redis.call('HSET', jk, 'made', 0, 'stc', 0)
+redis.call('HDEL', jk, 'err', 'stack', 'fOn', 'rv', 'pOn')
+local stamp = nextStamp(f[4] == '1')
+redis.call('HSET', jk, 'sq', stamp)
+pushReady(jk, f[2], tonumber(f[3]), stamp .. id)
+emit('waiting', 'jobId', id, 'prev', state)
+wake()
+return 1

@@ -1,0 +1,30 @@
+-- setLane: changes a lane's weight, concurrency limit or rate limit, effective at the next
+-- claim of every worker. The lane's ring membership follows at once (a lower limit can take
+-- it out, a higher one put it back). Settings of a lane without jobs are kept.
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase
+-- ARGV: [1] lane, [2] field: 'weight' | 'limit' | 'rate', [3] value: weight (integer >= 1;
+--   1 clears), limit (integer >= 0; '' removes), rate ("max:durationMs"; '' removes)
+-- Returns: 1.
+-- Errors: none (validated by the caller).
+-- Events: lane:updated (lane, field, value).
+--!include lib/common.lua
+--!include lib/lanes.lua
+
+local lane, field, value = ARGV[1], ARGV[2], ARGV[3]
+local hash = ({ weight = K.lweight, limit = K.llimit, rate = K.lrate })[field]
+if value == '' or (field == 'weight' and value == '1') then
+  redis.call('HDEL', hash, lane)
+else
+  redis.call('HSET', hash, lane, value)
+  registerLane(lane)
+end
+if field == 'rate' then
+  -- A new rate applies from the next claim; a lane waiting for the old window comes back now.
+  redis.call('ZREM', K.rlwait, lane)
+end
+if field ~= 'weight' then
+  if refreshLane(lane) then wake() end
+end
+forgetLaneIfIdle(lane)
+emit('lane:updated', 'lane', lane, 'field', field, 'value', value)
+return 1

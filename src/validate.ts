@@ -1,0 +1,128 @@
+/**
+ * Input validation for every public entry. Each check throws a ValidationError naming the
+ * field, the expected form and the value it got, before anything is written to Redis.
+ */
+import { ValidationError } from './errors.js';
+
+/** Highest priority number: priority × 2^32 must stay exact in a double (2^21 − 1). */
+export const MAX_PRIORITY = 2_097_151;
+/** Longest lane name, queue name or job id, in UTF-16 code units. */
+export const MAX_NAME_LENGTH = 1024;
+
+/** A short, safe rendering of any value for error messages. */
+export function describe(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value.length > 60 ? `${JSON.stringify(value.slice(0, 60))}… (${value.length} chars)` : JSON.stringify(value);
+    case 'number':
+      return Object.is(value, -0) ? '-0' : String(value);
+    case 'bigint':
+      return `${value}n (a BigInt)`;
+    case 'function':
+      return 'a function';
+    case 'symbol':
+      return 'a symbol';
+    case 'undefined':
+      return 'undefined';
+    case 'boolean':
+      return String(value);
+    default:
+      if (value === null) return 'null';
+      if (Array.isArray(value)) return `an array of ${value.length}`;
+      return 'an object';
+  }
+}
+
+export function fail(field: string, expected: string, value: unknown): never {
+  throw new ValidationError(field, expected, describe(value));
+}
+
+export function integerIn(field: string, value: unknown, min: number, max: number, expected?: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `${min}…${max}`;
+    fail(field, expected ?? `an integer ${range}`, value);
+  }
+  return value;
+}
+
+export const priority = (value: unknown, field = 'priority'): number =>
+  integerIn(field, value, 0, MAX_PRIORITY, `an integer 0…${MAX_PRIORITY}`);
+
+export const nonNegativeInt = (field: string, value: unknown): number =>
+  integerIn(field, value, 0, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
+
+export const positiveInt = (field: string, value: unknown): number =>
+  integerIn(field, value, 1, Number.MAX_SAFE_INTEGER, 'a positive integer');
+
+export function nonEmptyString(field: string, value: unknown, maxLen = MAX_NAME_LENGTH): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLen) {
+    fail(field, `a non-empty string of at most ${maxLen} characters`, value);
+  }
+  return value;
+}
+
+export function string(field: string, value: unknown, maxLen = MAX_NAME_LENGTH): string {
+  if (typeof value !== 'string' || value.length > maxLen) {
+    fail(field, `a string of at most ${maxLen} characters`, value);
+  }
+  return value;
+}
+
+export function boolean(field: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') fail(field, 'a boolean', value);
+  return value;
+}
+
+export function plainObject(field: string, value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(field, 'an object', value);
+  return value as Record<string, unknown>;
+}
+
+/** Custom job ids may not look like integers: those are reserved for generated ids. */
+export function jobId(value: unknown, field = 'jobId'): string {
+  const id = nonEmptyString(field, value);
+  if (/^\d+$/.test(id)) fail(field, 'a non-empty string that is not an integer (integers are generated ids)', value);
+  return id;
+}
+
+/** An id of an existing job: generated (integer) or custom. */
+export const existingJobId = (value: unknown, field = 'jobId'): string => nonEmptyString(field, value);
+
+export const laneName = (value: unknown, field = 'lane'): string => nonEmptyString(field, value);
+
+export const queueName = (value: unknown, field = 'queue name'): string => nonEmptyString(field, value);
+
+/**
+ * Encodes job data or a return value as JSON, refusing what would not survive the round trip:
+ * undefined at the top, functions, symbols, BigInt, cycles, and payloads over maxBytes.
+ */
+export function encodeJson(field: string, value: unknown, maxBytes: number): string {
+  if (value === undefined) fail(field, 'a JSON-serialisable value', value);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value, (key, v) => {
+      const t = typeof v;
+      if (t === 'function' || t === 'symbol' || t === 'bigint') {
+        const where = key === '' ? field : `${field}.${key}`;
+        fail(where, 'a JSON-serialisable value', v);
+      }
+      return v;
+    });
+  } catch (err) {
+    if (err instanceof ValidationError) throw err;
+    // JSON.stringify throws TypeError on cycles.
+    fail(field, 'a JSON-serialisable value without cycles', value);
+  }
+  if (json === undefined) fail(field, 'a JSON-serialisable value', value);
+  if (json.length > maxBytes && Buffer.byteLength(json) > maxBytes) {
+    fail(field, `at most ${maxBytes} bytes of JSON`, `${Buffer.byteLength(json)} bytes`);
+  }
+  return json;
+}
+
+/** Key prefix: braces would break the queue's hash tag. */
+export function prefix(value: unknown): string {
+  const p = nonEmptyString('prefix', value, 256);
+  if (/[{}]/.test(p)) fail('prefix', 'a string without { or }', value);
+  return p;
+}

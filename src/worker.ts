@@ -1,0 +1,401 @@
+/**
+ * Worker: claims jobs, runs the processor, settles them. The hot path is one Redis call per
+ * job: `complete`/`fail` settle a job and claim the next in the same script; an idle worker
+ * blocks on the queue's wake list instead of polling; all leases are renewed in one call.
+ */
+import { EventEmitter } from 'node:events';
+import { backoffDelay, normalizeBackoff, type BackoffStrategy } from './backoff.js';
+import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
+import { StaleJobError, UnrecoverableError, errorFromCode } from './errors.js';
+import { Job, type JobContext } from './job.js';
+import { queueKeys, type QueueKeys } from './keys.js';
+import { DEFAULT_MAX_PAYLOAD } from './options.js';
+import { scripts, type ClaimReply, type ClaimedJob } from './scripts/index.js';
+import * as v from './validate.js';
+
+export type Processor<D = any, R = any, N extends string = string> = (
+  job: Job<D, R, N>,
+  token: string,
+  signal: AbortSignal,
+) => Promise<R> | R;
+
+export interface WorkerOptions {
+  connection?: ConnectionInput;
+  /** Key prefix. Default 'emq'. */
+  prefix?: string;
+  /** Jobs processed at once by this worker. Default 1. */
+  concurrency?: number;
+  /** Lease length in ms; renewed every lockDuration / 2 while the job runs. Default 30000. */
+  lockDuration?: number;
+  /** How often (ms) this worker sweeps for expired leases. Default 30000. */
+  stalledInterval?: number;
+  /** Times a job may stall (lease expired) and be recovered before it fails. Default 1. */
+  maxStalledCount?: number;
+  /** Start processing at construction. Default true; otherwise call run(). */
+  autorun?: boolean;
+  /** Longest idle block on the wake list, in seconds. Default 5. */
+  drainDelay?: number;
+  /** Custom backoff strategies by name, used by `backoff: { type: name }`. */
+  backoffStrategies?: Record<string, BackoffStrategy>;
+  /** BullMQ-compatible single custom strategy, used for any unknown backoff type. */
+  settings?: { backoffStrategy?: BackoffStrategy };
+  /** Largest JSON return value / progress accepted, bytes. Default 1 MiB. */
+  maxPayloadBytes?: number;
+  /** Most log lines kept per job (0 = all). Default 0. */
+  keepLogs?: number;
+  /** Return values up to this many bytes are copied into the `completed` event. Default 16384. */
+  maxEventValueBytes?: number;
+}
+
+interface Running {
+  job: Job;
+  token: string;
+  ac: AbortController;
+  lost: boolean;
+}
+
+const STALL_BATCH = 100;
+const MAX_STALL_BATCHES = 10;
+
+export class Worker<D = any, R = any, N extends string = string> extends EventEmitter {
+  readonly name: string;
+  readonly keys: QueueKeys;
+  readonly opts: Required<Pick<WorkerOptions, 'concurrency' | 'lockDuration' | 'stalledInterval' | 'maxStalledCount' | 'drainDelay'>>;
+  private readonly processor: Processor<D, R, N>;
+  private readonly conn: Connection;
+  private blockConn: Connection | undefined;
+  private readonly ctx: JobContext;
+  private readonly strategies: Record<string, BackoffStrategy>;
+  private readonly fallbackStrategy?: BackoffStrategy;
+  private readonly maxEventValueBytes: number;
+  private readonly running = new Map<string, Running>();
+  private reserved = 0;
+  private runningLoop: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private stopping = false;
+  private paused = false;
+  private hadWork = false;
+  private wakeLocal: (() => void) | undefined;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private stallTimer: NodeJS.Timeout | undefined;
+
+  constructor(name: string, processor: Processor<D, R, N>, opts: WorkerOptions = {}) {
+    super();
+    v.queueName(name);
+    if (typeof processor !== 'function') v.fail('processor', 'a function (job, token, signal) => result', processor);
+    v.plainObject('opts', opts);
+    const prefix = opts.prefix === undefined ? undefined : v.prefix(opts.prefix);
+    this.opts = {
+      concurrency: opts.concurrency === undefined ? 1 : v.integerIn('concurrency', opts.concurrency, 1, 100_000),
+      lockDuration: opts.lockDuration === undefined ? 30_000 : v.integerIn('lockDuration', opts.lockDuration, 10, 86_400_000),
+      stalledInterval: opts.stalledInterval === undefined ? 30_000 : v.integerIn('stalledInterval', opts.stalledInterval, 10, 86_400_000),
+      maxStalledCount: opts.maxStalledCount === undefined ? 1 : v.nonNegativeInt('maxStalledCount', opts.maxStalledCount),
+      drainDelay: opts.drainDelay === undefined ? 5 : v.integerIn('drainDelay', opts.drainDelay, 1, 3600),
+    };
+    this.name = name;
+    this.processor = processor;
+    this.keys = queueKeys(name, prefix);
+    this.strategies = opts.backoffStrategies ?? {};
+    this.fallbackStrategy = opts.settings?.backoffStrategy;
+    this.maxEventValueBytes = opts.maxEventValueBytes === undefined ? 16384 : v.nonNegativeInt('maxEventValueBytes', opts.maxEventValueBytes);
+    this.conn = openConnection(opts.connection, { persistent: true });
+    this.ctx = {
+      client: this.conn.client,
+      keys: this.keys,
+      maxPayloadBytes: opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes),
+      keepLogs: opts.keepLogs === undefined ? 0 : v.nonNegativeInt('keepLogs', opts.keepLogs),
+    };
+    this.conn.client.on('error', (err: Error) => this.reportError(err));
+    if (opts.autorun !== false) void this.run().catch((err) => this.reportError(err));
+  }
+
+  /** Emits 'error' when someone listens, so an unhandled 'error' event never crashes the process. */
+  private reportError(err: unknown): void {
+    const e = err instanceof Error ? err : new Error(String(err));
+    if (this.listenerCount('error') > 0) this.emit('error', e);
+    else console.error(`[echomq] worker ${this.name}: ${e.message}`);
+  }
+
+  /** Starts processing; resolves when the worker is closed. */
+  run(): Promise<void> {
+    if (this.runningLoop) return this.runningLoop;
+    if (this.stopping) return Promise.resolve();
+    this.blockConn = openConnection(this.conn.client, { blocking: true });
+    this.blockConn.client.on('error', () => {}); // reconnects are reported through the main client
+    void checkEvictionPolicy(this.conn.client);
+    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(5, this.opts.lockDuration / 2));
+    this.stallTimer = setInterval(() => void this.sweepStalled(), this.opts.stalledInterval);
+    this.leaseTimer.unref();
+    this.stallTimer.unref();
+    void this.sweepStalled();
+    this.runningLoop = this.loop();
+    return this.runningLoop;
+  }
+
+  isRunning(): boolean {
+    return this.runningLoop !== undefined && !this.stopping;
+  }
+
+  isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Stops claiming new jobs; running jobs finish. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.poke();
+  }
+
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  private poke(): void {
+    const w = this.wakeLocal;
+    this.wakeLocal = undefined;
+    w?.();
+  }
+
+  private waitLocal(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wakeLocal = resolve;
+    });
+  }
+
+  private free(): number {
+    return this.opts.concurrency - this.running.size - this.reserved;
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      if (this.paused || this.free() <= 0) {
+        await this.waitLocal();
+        continue;
+      }
+      const n = this.free();
+      this.reserved += n;
+      let reply: ClaimReply;
+      try {
+        reply = await scripts.claim(this.ctx, { count: n, leaseMs: this.opts.lockDuration });
+        failures = 0;
+      } catch (err) {
+        this.reserved -= n;
+        if (this.stopping) break;
+        this.reportError(err);
+        failures++;
+        await sleep(Math.min(5000, 50 * 2 ** Math.min(failures, 7)));
+        continue;
+      }
+      this.reserved -= n;
+      this.startJobs(reply.jobs);
+      if (reply.jobs.length === 0 && !this.stopping) {
+        if (this.hadWork && this.running.size === 0) {
+          this.hadWork = false;
+          this.emit('drained');
+        }
+        await this.block(reply.wakeInMs);
+      }
+    }
+  }
+
+  /** Blocks on the wake list until work is signalled, the next delayed job is due, or drainDelay. */
+  private async block(wakeInMs: number): Promise<void> {
+    let seconds = this.opts.drainDelay;
+    if (wakeInMs >= 0) seconds = Math.min(seconds, Math.max(0.001, wakeInMs / 1000));
+    const client = this.blockConn!.client;
+    const local = this.waitLocal();
+    try {
+      await Promise.race([client.blpop(this.keys.wake, seconds), local]);
+    } catch (err) {
+      if (!this.stopping) {
+        this.reportError(err);
+        await sleep(100);
+      }
+    }
+  }
+
+  private startJobs(jobs: readonly ClaimedJob[]): void {
+    for (const cj of jobs) this.startJob(cj);
+  }
+
+  private startJob(cj: ClaimedJob): void {
+    const job = Job.fromFields(this.ctx, cj.id, cj.fields) as Job<D, R, N>;
+    const token = String(job.attemptsStarted);
+    const run: Running = { job, token, ac: new AbortController(), lost: false };
+    this.running.set(job.id, run);
+    this.hadWork = true;
+    this.emit('active', job, 'waiting');
+    void this.execute(run);
+  }
+
+  private async execute(run: Running): Promise<void> {
+    const job = run.job as Job<D, R, N>;
+    let result: R | undefined;
+    let error: unknown;
+    let ok = false;
+    try {
+      result = await this.processor(job, run.token, run.ac.signal);
+      ok = true;
+    } catch (err) {
+      error = err;
+    }
+    if (ok) await this.settleCompleted(run, result);
+    else await this.settleFailed(run, toError(error));
+  }
+
+  /** How many jobs a settle call should claim for this worker: the slot it frees, if running. */
+  private fetchCount(): number {
+    return this.stopping || this.paused ? 0 : 1;
+  }
+
+  private async settleCompleted(run: Running, result: R | undefined): Promise<void> {
+    let json: string;
+    try {
+      json = v.encodeJson('returnvalue', result === undefined ? null : result, this.ctx.maxPayloadBytes);
+    } catch (err) {
+      return this.settleFailed(run, toError(err));
+    }
+    const fetch = this.fetchCount();
+    try {
+      const reply = await scripts.complete(this.ctx, {
+        id: run.job.id, token: run.token, returnValue: json, fetch, leaseMs: this.opts.lockDuration,
+        maxEventValueBytes: this.maxEventValueBytes,
+      });
+      this.afterSettle(run, reply, 'complete', () => {
+        run.job.returnvalue = result;
+        run.job.attemptsMade++;
+        this.emit('completed', run.job, result, 'active');
+      });
+    } catch (err) {
+      this.release(run);
+      this.reportError(err);
+    }
+  }
+
+  private async settleFailed(run: Running, err: Error): Promise<void> {
+    const job = run.job;
+    const attempts = Number((job.opts as { attempts?: number }).attempts ?? 1);
+    const made = job.attemptsMade + 1;
+    let retryDelay = -1;
+    let reason = err.message;
+    const unrecoverable = err instanceof UnrecoverableError || err.name === 'UnrecoverableError';
+    if (!unrecoverable && made < attempts) {
+      let backoff;
+      try {
+        backoff = normalizeBackoff(job.opts.backoff);
+      } catch {
+        backoff = undefined;
+      }
+      const d = backoffDelay(backoff, made, err, job, this.strategies, this.fallbackStrategy);
+      if (d === undefined) reason = `${reason} (unknown backoff strategy ${JSON.stringify(backoff?.type)}; not retried)`;
+      else retryDelay = d;
+    }
+    const stack = JSON.stringify([...job.stacktrace, err.stack ?? String(err)].slice(-10));
+    const fetch = this.fetchCount();
+    try {
+      const reply = await scripts.fail(this.ctx, {
+        id: job.id, token: run.token, reason, stack, retryDelayMs: retryDelay,
+        exhausted: retryDelay < 0 && !unrecoverable && attempts > 1 && made >= attempts,
+        fetch, leaseMs: this.opts.lockDuration,
+      });
+      this.afterSettle(run, reply, 'fail', () => {
+        job.failedReason = reason;
+        job.attemptsMade = made;
+        this.emit('failed', job, err, 'active');
+      });
+    } catch (e) {
+      this.release(run);
+      this.reportError(e);
+    }
+  }
+
+  private afterSettle(run: Running, reply: ClaimReply | number, op: string, onOk: () => void): void {
+    this.release(run);
+    if (typeof reply === 'number') {
+      this.reportError(reply === -2 ? new StaleJobError(run.job.id, op) : errorFromCode(reply, op, run.job.id));
+      this.poke();
+      return;
+    }
+    onOk();
+    if (reply.jobs.length > 0) this.startJobs(reply.jobs);
+    else this.poke();
+  }
+
+  private release(run: Running): void {
+    this.running.delete(run.job.id);
+  }
+
+  /** Renews every running job's lease in one call; jobs whose lease is gone are aborted. */
+  private async renewLeases(): Promise<void> {
+    if (this.running.size === 0) return;
+    const jobs = [...this.running.values()].filter((r) => !r.lost).map((r) => ({ id: r.job.id, token: r.token }));
+    if (jobs.length === 0) return;
+    try {
+      const lost = await scripts.extendLeases(this.ctx, { leaseMs: this.opts.lockDuration, jobs });
+      for (const id of lost) {
+        const run = this.running.get(id);
+        if (!run || run.lost) continue;
+        run.lost = true;
+        const err = new StaleJobError(id, 'extendLeases');
+        run.ac.abort(err);
+        this.reportError(err);
+      }
+    } catch (err) {
+      this.reportError(err);
+    }
+  }
+
+  /** The bounded stall sweep: expired leases go back to their lane or fail. */
+  private async sweepStalled(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      for (let i = 0; i < MAX_STALL_BATCHES; i++) {
+        const r = await scripts.recover(this.ctx, { maxStalledCount: this.opts.maxStalledCount, batch: STALL_BATCH });
+        for (const id of r.requeued) this.emit('stalled', id, 'active');
+        for (const id of r.failed) this.emit('stalled', id, 'active');
+        if (r.requeued.length + r.failed.length < STALL_BATCH) break;
+      }
+    } catch (err) {
+      if (!this.stopping) this.reportError(err);
+    }
+  }
+
+  /**
+   * Stops the worker. Graceful (default): no new claims, running jobs finish and are settled,
+   * then connections close. force: running jobs' signals are aborted and the worker does not
+   * wait for them; their leases expire and another worker recovers them. Idempotent.
+   */
+  close(force = false): Promise<void> {
+    if (this.closing) return this.closing;
+    this.stopping = true;
+    this.closing = (async () => {
+      clearInterval(this.stallTimer);
+      this.poke();
+      if (this.blockConn) closeConnection(this.blockConn, true);
+      if (force) {
+        for (const r of this.running.values()) r.ac.abort(new Error('worker closed (force)'));
+      } else {
+        while (this.running.size > 0) await sleep(5);
+      }
+      clearInterval(this.leaseTimer);
+      await this.runningLoop?.catch(() => {});
+      await closeConnection(this.conn, force);
+      this.emit('closed');
+    })();
+    return this.closing;
+  }
+}
+
+function toError(e: unknown): Error {
+  if (e instanceof Error) return e;
+  return new Error(typeof e === 'string' ? e : `non-error thrown: ${v.describe(e)}`);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,38 @@
+import { inject } from 'vitest';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { queueKeys, type QueueKeys } from '../src/keys.js';
+
+export const redisUrl = (): string => inject('redisUrl');
+
+/** A queue name no other test uses. */
+export const qname = (label = 'q'): string => `${label}-${randomUUID().slice(0, 8)}`;
+
+/** A plain client for assertions; close it in afterAll. */
+export const client = (): Redis => new Redis(redisUrl(), { maxRetriesPerRequest: null });
+
+/** Every key of a queue with its DUMP, for byte-for-byte comparisons. */
+export async function snapshot(c: Redis, keys: QueueKeys): Promise<Map<string, string>> {
+  const pattern = keys.base.replace(/[*?[\]\\]/g, '\\$&') + '*';
+  const out = new Map<string, string>();
+  let cursor = '0';
+  do {
+    const [next, batch] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    for (const k of batch) out.set(k, ((await c.dumpBuffer(k)) ?? Buffer.alloc(0)).toString('hex'));
+  } while (cursor !== '0');
+  return out;
+}
+
+export const keysOf = (name: string, prefix?: string): QueueKeys => queueKeys(name, prefix);
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves when cond() is true, polling every 5 ms; rejects after timeoutMs. */
+export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
