@@ -2,7 +2,7 @@
 -- ring are taken from its head (O(1) each, the ring shrinks as it goes); lanes outside the
 -- ring (paused, at their limit, rate-limited) are then visited through the lane registry by
 -- name with a cursor. The caller repeats until the reply says done. Active jobs are left alone.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, laneBase, jobBase, logsBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, laneBase, jobBase, logsBase, depsBase
 -- ARGV: [1] budget (most jobs removed in this call), [2] '1' to drain delayed jobs too,
 --   [3] registry cursor ('' to start; the reply gives the next), [4] one lane only ('' = all)
 -- Returns: {removed, nextCursor, done (1/0)}.
@@ -60,12 +60,13 @@ end
 -- Phase 2: lanes outside the ring, by name.
 local done = 0
 if removed < budget and redis.call('LLEN', K.ring) == 0 then
-  done = 1
   while removed < budget and lanesVisited < budget do
     local lo = (cursor == '') and '-' or ('(' .. cursor)
     local page = redis.call('ZRANGEBYLEX', K.lanes, lo, '+', 'LIMIT', 0, 1)
     local lane = page[1]
-    if not lane then break end
+    -- Done only when the registry walk reached its end; running out of budget on the last
+    -- lane's jobs says nothing about the lanes after it.
+    if not lane then done = 1; break end
     lanesVisited = lanesVisited + 1
     if drainLane(lane) > 0 then done = 0; break end
     evictLane(lane)

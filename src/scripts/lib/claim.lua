@@ -11,6 +11,8 @@
 --     being serviceable is dropped from the tail with RPOP: O(1) in the number of lanes.
 local PROMOTE_BATCH = 200
 local READMIT_BATCH = 100
+-- Value of the global rate counter while worker.rateLimit(ms) blocks the queue (2^50).
+local RATE_BLOCK = 1125899906842624
 
 local function promoteDue(now)
   local ids = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', now, 'LIMIT', 0, PROMOTE_BATCH)
@@ -67,16 +69,15 @@ local function claimJobs(n, leaseMs, now, out)
   end
   local grate = tonumber(meta[3])
   local gdur = tonumber(meta[4])
-  local gused = 0
-  if grate then
-    gused = tonumber(redis.call('GET', K.rate) or '0')
-    if gused >= grate then
-      local ttl = redis.call('PTTL', K.rate)
-      if ttl < 0 then ttl = 0 end
-      return 0, ttl
-    end
-    if grate - gused < n then n = grate - gused end
+  -- The rate counter is read even without a limit: worker.rateLimit(ms) blocks the queue by
+  -- setting it to RATE_BLOCK (>= any max) with PX ms.
+  local gused = tonumber(redis.call('GET', K.rate) or '0')
+  if gused >= (grate or RATE_BLOCK) then
+    local ttl = redis.call('PTTL', K.rate)
+    if ttl < 0 then ttl = 0 end
+    return 0, ttl
   end
+  if grate and grate - gused < n then n = grate - gused end
 
   local got = 0
   local tl, tk = meta[5], tonumber(meta[6] or '0')
@@ -147,11 +148,18 @@ local function claimJobs(n, leaseMs, now, out)
         local ttl = redis.call('PTTL', rk)
         if ttl < 0 then ttl = 0 end
         redis.call('ZADD', K.rlwait, now + ttl, lane)
+        -- Workers blocked before this window existed sleep up to their drainDelay: wake one so
+        -- it re-reads the earliest wake-up time (as add does for a new earliest delayed job).
+        if redis.call('ZRANGE', K.rlwait, 0, 0)[1] == lane then wake() end
       end
     end
   end
 
-  redis.call('HSET', K.meta, 'tl', tl or '', 'tk', tk)
+  -- Written only when the turn moved: an idle claim must stay read-only (no write traffic per
+  -- idle worker, and no meta hash recreated on a queue that was just obliterated).
+  if (tl or '') ~= (meta[5] or '') or tk ~= tonumber(meta[6] or '0') then
+    redis.call('HSET', K.meta, 'tl', tl or '', 'tk', tk)
+  end
   if readyServed > 0 then
     local left = redis.call('HINCRBY', K.meta, 'ready', -readyServed)
     if prioServed > 0 then redis.call('HINCRBY', K.meta, 'readyP', -prioServed) end
