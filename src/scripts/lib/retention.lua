@@ -24,11 +24,13 @@ local function trimFinished(setKey, keepCount, keepAgeMs, now)
 end
 
 -- Records a finished job in its set (or deletes it when it keeps none) and trims the set.
+-- A job that keeps none is deleted alone: its own retention says nothing about the jobs other
+-- options asked to keep, so the set is not trimmed on its behalf.
 local function recordFinished(setKey, id, keepCount, keepAgeMs, now)
   if keepCount == 0 then
     deleteJob(id)
-  else
-    redis.call('ZADD', setKey, now, id)
+    return
   end
+  redis.call('ZADD', setKey, now, id)
   trimFinished(setKey, keepCount, keepAgeMs, now)
 end

@@ -1,0 +1,105 @@
+// One small adapter per library, so the suites drive echomq, BullMQ and groupmq through the
+// same few calls: add, addBulk, startWorker, close. Each adapter uses the library's defaults
+// except where the comparison needs the same behaviour (finished jobs are removed at once).
+//
+// Job shape given to adapters: { data, lane? }. The lane becomes echomq's `lane` and
+// groupmq's `groupId`; BullMQ has no lanes (open-source edition), so it ignores it.
+import { Redis } from 'ioredis';
+import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
+import { Queue as GroupQueue, Worker as GroupWorker } from 'groupmq';
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+
+// echomq under test: the repository's dist/ build, or BENCH_ECHOMQ=<path to an index.js>
+// (for example a private build, so other people's rebuilds of dist/ cannot change it mid-run).
+export const ECHOMQ_MODULE = process.env.BENCH_ECHOMQ
+  ? pathToFileURL(resolve(process.env.BENCH_ECHOMQ)).href
+  : new URL('../../dist/index.js', import.meta.url).href;
+const { Queue: EchoQueue, Worker: EchoWorker } = await import(ECHOMQ_MODULE);
+import { inParallel } from './meter.mjs';
+
+const JOB_NAME = 'bench';
+const noop = async () => {};
+
+/** ioredis options from a redis:// URL (BullMQ wants options or a client, not a URL). */
+export function redisOptions(url) {
+  const u = new URL(url);
+  const opts = { host: u.hostname || '127.0.0.1', port: Number(u.port || 6379) };
+  if (u.password) opts.password = decodeURIComponent(u.password);
+  if (u.username) opts.username = decodeURIComponent(u.username);
+  const db = Number(u.pathname.slice(1));
+  if (db) opts.db = db;
+  if (u.protocol === 'rediss:') opts.tls = {};
+  return opts;
+}
+
+/** Listens for completions and failures the same way for every library's worker. */
+function wire(worker, { onCompleted, onFailed }) {
+  worker.on('completed', (job) => onCompleted(job.data));
+  worker.on('failed', (job, err) => onFailed(err ?? new Error(`job ${job?.id} failed: ${job?.failedReason}`)));
+  worker.on('error', (err) => onFailed(err));
+}
+
+export const echomq = {
+  name: 'echomq',
+  async open(url, queueName) {
+    const queue = new EchoQueue(queueName, { connection: url });
+    await queue.client.ping(); // connected before any timing starts
+    const opts = (job) => (job.lane === undefined ? { removeOnComplete: true } : { removeOnComplete: true, lane: job.lane });
+    return {
+      add: (job) => queue.add(JOB_NAME, job.data, opts(job)),
+      addBulk: (jobs) => queue.addBulk(jobs.map((job) => ({ name: JOB_NAME, data: job.data, opts: opts(job) }))),
+      startWorker({ concurrency, ...handlers }) {
+        const worker = new EchoWorker(queueName, noop, { connection: url, concurrency });
+        wire(worker, handlers);
+        return { close: () => worker.close() };
+      },
+      close: () => queue.close(),
+    };
+  },
+};
+
+export const bullmq = {
+  name: 'bullmq',
+  async open(url, queueName) {
+    const connection = redisOptions(url);
+    const queue = new BullQueue(queueName, { connection });
+    await queue.waitUntilReady();
+    const opts = { removeOnComplete: true };
+    return {
+      add: (job) => queue.add(JOB_NAME, job.data, opts),
+      addBulk: (jobs) => queue.addBulk(jobs.map((job) => ({ name: JOB_NAME, data: job.data, opts }))),
+      startWorker({ concurrency, ...handlers }) {
+        const worker = new BullWorker(queueName, noop, { connection, concurrency });
+        wire(worker, handlers);
+        return { close: () => worker.close() };
+      },
+      close: () => queue.close(),
+    };
+  },
+};
+
+// groupmq takes a connected ioredis client (its queue quits it on close; its worker duplicates
+// it for blocking reads), has no bulk add, retains no finished jobs by default, and starts its
+// worker from the constructor. It serves at most one job per group at a time, by design.
+export const groupmq = {
+  name: 'groupmq',
+  async open(url, queueName) {
+    const queue = new GroupQueue({ redis: new Redis(url), namespace: queueName, keepCompleted: 0, keepFailed: 0 });
+    await queue.redis.ping();
+    const add = (job) => queue.add({ groupId: job.lane ?? 'default', data: job.data });
+    return {
+      add,
+      // Prefill only (never timed): 100 single adds in flight, in the given order.
+      addBulk: (jobs) => inParallel(jobs.length, 100, (i) => add(jobs[i])),
+      startWorker({ concurrency, ...handlers }) {
+        const worker = new GroupWorker({ queue, handler: noop, concurrency });
+        wire(worker, handlers);
+        return { close: () => worker.close(5000) };
+      },
+      close: () => queue.close(),
+    };
+  },
+};
+
+export const LIBS = { echomq, bullmq, groupmq };

@@ -1,0 +1,150 @@
+// Measures one timed window of a benchmark case: wall time, Node CPU, Redis CPU, and Redis
+// commands (all commands Redis executed, including the ones run inside Lua scripts, from
+// INFO commandstats; plus the commands the libraries' ioredis clients sent, counted here by
+// wrapping ioredis, because commandstats cannot tell a script's inner calls from round trips).
+import { Redis } from 'ioredis';
+
+// Every library under test (echomq, BullMQ, groupmq) resolves the same ioredis copy, so one
+// wrapper on the prototype sees every command they send. The meter's own client is skipped.
+let sent = 0;
+const STATS_CLIENT = Symbol('bench stats client');
+const originalSend = Redis.prototype.sendCommand;
+// Only commands sent on a ready connection count: ioredis passes commands issued before
+// 'ready' through sendCommand twice (queued offline, then replayed).
+Redis.prototype.sendCommand = function countedSend(...args) {
+  if (this.status === 'ready' && !this[STATS_CLIENT]) sent++;
+  return originalSend.apply(this, args);
+};
+
+const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
+// Our own INFO calls land in commandstats too; they are not the libraries' work.
+const IGNORED_COMMANDS = new Set(['info']);
+
+function parseInfo(text) {
+  const calls = new Map();
+  let cpu = 0;
+  for (const line of text.split('\r\n')) {
+    if (line.startsWith('cmdstat_')) {
+      const name = line.slice(8, line.indexOf(':'));
+      const m = /calls=(\d+),usec=(\d+)/.exec(line);
+      if (m) calls.set(name, { calls: Number(m[1]), usec: Number(m[2]) });
+    } else if (line.startsWith('used_cpu_sys:') || line.startsWith('used_cpu_user:')) {
+      cpu += Number(line.slice(line.indexOf(':') + 1));
+    }
+  }
+  return { calls, cpu };
+}
+
+export async function createMeter(url) {
+  const client = new Redis(url, { maxRetriesPerRequest: null });
+  client[STATS_CLIENT] = true;
+
+  async function snapshot() {
+    // commandstats and cpu in one reply so both describe the same instant.
+    const text = await client.info('all');
+    return parseInfo(text);
+  }
+
+  return {
+    client,
+    /** Empties Redis between cases so no case pays for another's leftovers. */
+    async flush() {
+      await client.flushall();
+    },
+    /** Version string of the server, for the report header. */
+    async serverVersion() {
+      const text = await client.info('server');
+      return /redis_version:(\S+)/.exec(text)?.[1] ?? '?';
+    },
+    /**
+     * Opens a measured window. Call mark() synchronously at the moment the window ends (the
+     * last completion), then await end(jobs) to read Redis' counters.
+     */
+    async begin() {
+      const before = await snapshot();
+      const sentBefore = sent;
+      const cpuBefore = process.cpuUsage();
+      const t0 = performance.now();
+      let t1;
+      let cpuAfter;
+      let sentAfter;
+      return {
+        mark() {
+          if (t1 !== undefined) return;
+          t1 = performance.now();
+          cpuAfter = process.cpuUsage(cpuBefore);
+          sentAfter = sent;
+        },
+        async end(jobs) {
+          this.mark();
+          const after = await snapshot();
+          let cmds = 0;
+          let scripts = 0;
+          const commands = {};
+          for (const [name, now] of after.calls) {
+            if (IGNORED_COMMANDS.has(name)) continue;
+            const was = before.calls.get(name) ?? { calls: 0, usec: 0 };
+            const d = now.calls - was.calls;
+            if (d === 0) continue;
+            cmds += d;
+            if (SCRIPT_COMMANDS.has(name)) scripts += d;
+            commands[name] = { calls: d / jobs, usec: (now.usec - was.usec) / jobs };
+          }
+          const seconds = (t1 - t0) / 1000;
+          return {
+            jobs,
+            seconds,
+            rate: jobs / seconds,
+            cmdsPerJob: cmds / jobs,
+            scriptsPerJob: scripts / jobs,
+            sentPerJob: (sentAfter - sentBefore) / jobs,
+            redisCpuUsPerJob: ((after.cpu - before.cpu) * 1e6) / jobs,
+            nodeCpuUsPerJob: (cpuAfter.user + cpuAfter.system) / jobs,
+            // Per command: calls and Redis-measured µs per job (a script's time includes its inner calls).
+            commands,
+          };
+        },
+      };
+    },
+    async close() {
+      client.disconnect();
+    },
+  };
+}
+
+/** Runs `fn` over `total` items with at most `inFlight` promises pending at once. */
+export async function inParallel(total, inFlight, fn) {
+  let next = 0;
+  const lane = async () => {
+    while (next < total) {
+      const i = next++;
+      await fn(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, total) }, lane));
+}
+
+/** Gives the collector a chance between cases when node runs with --expose-gc. */
+export function collectGarbage() {
+  if (typeof globalThis.gc === 'function') globalThis.gc();
+}
+
+/** A promise plus the function that resolves it. */
+export function deferred() {
+  let resolve;
+  let reject;
+  const promise = new Promise((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Rejects if `promise` takes longer than `ms`, so a stuck case fails loudly instead of hanging. */
+export function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000}s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
