@@ -1,0 +1,254 @@
+/**
+ * QueueEvents: a reader of a queue's capped `events` stream (not pub/sub). It blocks with
+ * XREAD on its own connection and remembers the id of the last entry it handled, so a reader
+ * that loses its connection continues from that id when Redis is back and misses nothing that
+ * is still inside the stream's cap (`new Queue(name, { streams: { events: { maxLen } } })`,
+ * default 10000 entries). Start from a known id (`lastEventId`) to replay.
+ *
+ * Listeners get BullMQ's arguments: `(fields, eventId)` where fields is `{ jobId, … }` as the
+ * script wrote it (numbers stay strings), except that `completed.returnvalue` and
+ * `progress.data` are parsed from JSON, and `drained` gets only `(eventId)`. Each event that
+ * names a job is also emitted as `<event>:<jobId>` (what job.waitUntilFinished listens to).
+ * Payloads are listed in docs/events.md.
+ */
+import { EventEmitter } from 'node:events';
+import { closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
+import { queueKeys, type QueueKeys } from './keys.js';
+import * as v from './validate.js';
+
+export interface QueueEventsOptions {
+  /** Redis URL, ioredis options, or a client (duplicated: the reader needs its own connection). */
+  connection?: ConnectionInput;
+  /** Key prefix. Default 'emq'. */
+  prefix?: string;
+  /** Start reading at construction. Default true; otherwise call run(). */
+  autorun?: boolean;
+  /**
+   * Where to start: '$' (default) = only events written after the reader is ready; '0' = every
+   * event still in the stream; a stream id ('1700000000000-0') = the events after it.
+   */
+  lastEventId?: string;
+  /** Longest XREAD block, ms (the reader re-issues it at once). Default 10000. */
+  blockingTimeout?: number;
+}
+
+type Fields = Record<string, string>;
+
+/** Listener signatures by event name (see docs/events.md for every field). */
+export interface QueueEventsListener {
+  added: (args: { jobId: string; name: string; lane: string; delay: string }, id: string) => void;
+  waiting: (args: { jobId: string; prev?: string }, id: string) => void;
+  active: (args: { jobId: string; prev?: string }, id: string) => void;
+  delayed: (args: { jobId: string; delay: string }, id: string) => void;
+  completed: (args: { jobId: string; returnvalue: unknown; prev?: string; truncated?: '1' }, id: string) => void;
+  failed: (args: { jobId: string; failedReason: string; prev?: string }, id: string) => void;
+  progress: (args: { jobId: string; data: unknown }, id: string) => void;
+  retrying: (args: { jobId: string; failedReason: string; attemptsMade: string }, id: string) => void;
+  'retries-exhausted': (args: { jobId: string; attemptsMade: string }, id: string) => void;
+  stalled: (args: { jobId: string }, id: string) => void;
+  removed: (args: { jobId: string; prev: string }, id: string) => void;
+  duplicated: (args: { jobId: string; dedupId?: string }, id: string) => void;
+  moved: (args: { jobId: string; from: string; to: string }, id: string) => void;
+  drained: (id: string) => void;
+  'drained-queue': (args: { removed: string; lane?: string }, id: string) => void;
+  paused: (args: Fields, id: string) => void;
+  resumed: (args: Fields, id: string) => void;
+  'lane:paused': (args: { lane: string }, id: string) => void;
+  'lane:resumed': (args: { lane: string }, id: string) => void;
+  'lane:updated': (args: { lane: string; field: string; value: string }, id: string) => void;
+  /** A read failed (the reader retries by itself) or a listener threw. */
+  error: (err: Error) => void;
+  /** close() finished. */
+  closed: () => void;
+}
+
+/** Names this class emits itself; a stream entry with such a name is not re-emitted. */
+const RESERVED = new Set(['error', 'closed', 'newListener', 'removeListener']);
+const STREAM_ID = /^(\$|\d+(-\d+)?)$/;
+const READ_COUNT = 1000;
+
+// Typed on/once/off for the known events; any other name (e.g. `completed:<jobId>`) still works.
+export interface QueueEvents {
+  on<U extends keyof QueueEventsListener>(event: U, listener: QueueEventsListener[U]): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+  once<U extends keyof QueueEventsListener>(event: U, listener: QueueEventsListener[U]): this;
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+  off<U extends keyof QueueEventsListener>(event: U, listener: QueueEventsListener[U]): this;
+  off(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+export class QueueEvents extends EventEmitter {
+  readonly name: string;
+  readonly keys: QueueKeys;
+  private readonly conn: Connection;
+  private readonly blockingTimeout: number;
+  private readonly startId: string;
+  private lastId: string | undefined;
+  private readonly ready: Promise<void>;
+  private loop: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private stopping = false;
+  private readonly closeWaiters = new Set<() => void>();
+
+  constructor(name: string, opts: QueueEventsOptions = {}) {
+    super();
+    v.queueName(name);
+    v.plainObject('opts', opts);
+    const prefix = opts.prefix === undefined ? undefined : v.prefix(opts.prefix);
+    const autorun = opts.autorun === undefined ? true : v.boolean('autorun', opts.autorun);
+    const start = opts.lastEventId === undefined ? '$' : opts.lastEventId;
+    if (typeof start !== 'string' || !STREAM_ID.test(start)) {
+      v.fail('lastEventId', "'$', '0' or a stream id like '1700000000000-0'", start);
+    }
+    this.blockingTimeout =
+      opts.blockingTimeout === undefined ? 10_000 : v.integerIn('blockingTimeout', opts.blockingTimeout, 1, 3_600_000);
+    this.name = name;
+    this.keys = queueKeys(name, prefix);
+    this.startId = start;
+    this.conn = openConnection(opts.connection, { blocking: true });
+    // Connection errors are retried by ioredis; reads that fail are reported by the loop.
+    this.conn.client.on('error', (err: Error) => {
+      if (this.listenerCount('error') > 0) this.emit('error', err);
+    });
+    this.ready = this.init();
+    this.ready.catch(() => {}); // surfaced by waitUntilReady() and run()
+    if (autorun) void this.run().catch((err) => this.reportError(err));
+  }
+
+  /** Resolves '$' to the id of the stream's newest entry, so nothing after it can be missed. */
+  private async init(): Promise<void> {
+    if (this.startId !== '$') {
+      this.lastId = this.startId;
+      return;
+    }
+    const last = (await this.conn.client.xrevrange(this.keys.events, '+', '-', 'COUNT', 1)) as Array<[string, string[]]>;
+    this.lastId = last.length > 0 ? last[0][0] : '0-0';
+  }
+
+  /**
+   * Resolves when the reader's start position is fixed: every event written after this
+   * resolves will be delivered (with the default lastEventId '$').
+   */
+  async waitUntilReady(): Promise<void> {
+    await this.ready;
+  }
+
+  /** Id of the last stream entry handled (or the start position before any). */
+  get lastEventId(): string | undefined {
+    return this.lastId;
+  }
+
+  isRunning(): boolean {
+    return this.loop !== undefined && !this.stopping;
+  }
+
+  /** Starts reading (autorun does this); resolves when the reader is closed. */
+  run(): Promise<void> {
+    if (this.loop) return this.loop;
+    if (this.stopping) return Promise.resolve();
+    this.loop = this.read();
+    return this.loop;
+  }
+
+  private async read(): Promise<void> {
+    try {
+      await this.ready;
+    } catch (err) {
+      if (this.stopping) return;
+      throw err;
+    }
+    const client = this.conn.client;
+    let failures = 0;
+    while (!this.stopping) {
+      let reply: Array<[string, Array<[string, string[]]>]> | null;
+      try {
+        reply = (await client.xread(
+          'COUNT', READ_COUNT, 'BLOCK', this.blockingTimeout, 'STREAMS', this.keys.events, this.lastId!,
+        )) as typeof reply;
+        failures = 0;
+      } catch (err) {
+        if (this.stopping) break;
+        this.reportError(err);
+        failures++;
+        await sleep(Math.min(5000, 50 * 2 ** Math.min(failures, 7)));
+        continue;
+      }
+      if (!reply) continue;
+      for (const [, entries] of reply) {
+        for (const [id, fields] of entries) {
+          if (this.stopping) return;
+          this.lastId = id;
+          this.dispatch(id, fields);
+        }
+      }
+    }
+  }
+
+  private dispatch(id: string, fields: readonly string[]): void {
+    let event = '';
+    const args: Record<string, unknown> = {};
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      if (fields[i] === 'event') event = fields[i + 1];
+      else args[fields[i]] = fields[i + 1];
+    }
+    if (!event || RESERVED.has(event)) return;
+    if (event === 'completed' && typeof args.returnvalue === 'string') args.returnvalue = parseJson(args.returnvalue);
+    if (event === 'progress' && typeof args.data === 'string') args.data = parseJson(args.data);
+    try {
+      if (event === 'drained') {
+        this.emit('drained', id);
+        return;
+      }
+      this.emit(event, args, id);
+      if (typeof args.jobId === 'string') this.emit(`${event}:${args.jobId}`, args, id);
+    } catch (err) {
+      this.reportError(err);
+    }
+  }
+
+  private reportError(err: unknown): void {
+    const e = err instanceof Error ? err : new Error(String(err));
+    if (this.listenerCount('error') > 0) this.emit('error', e);
+    else console.error(`[echomq] queue events ${this.name}: ${e.message}`);
+  }
+
+  /**
+   * @internal Calls fn once when close() is called (at once if it was); returns an unsubscribe.
+   * Used by job.waitUntilFinished instead of a 'closed' listener per waiter.
+   */
+  whenClosed(fn: () => void): () => void {
+    if (this.stopping) {
+      queueMicrotask(fn);
+      return () => {};
+    }
+    this.closeWaiters.add(fn);
+    return () => this.closeWaiters.delete(fn);
+  }
+
+  /** Stops reading and closes the connection. Idempotent. */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.stopping = true;
+    for (const fn of this.closeWaiters) fn();
+    this.closeWaiters.clear();
+    this.closing = (async () => {
+      // Disconnecting fails the pending XREAD at once instead of waiting out its block.
+      await closeConnection(this.conn, true);
+      await this.loop?.catch(() => {});
+      this.emit('closed');
+    })();
+    return this.closing;
+  }
+}
+
+function parseJson(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

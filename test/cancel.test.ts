@@ -1,0 +1,123 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Job, Queue, UnrecoverableError, ValidationError, Worker } from '../src/index.js';
+import { qname, redisUrl, waitFor } from './helpers.js';
+
+/** Resolves when the signal aborts, then throws its reason, like a fetch() given the signal. */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+describe('cancellation', () => {
+  const closers: Array<() => Promise<unknown>> = [];
+  afterAll(async () => {
+    for (const f of closers.reverse()) await f();
+  });
+  const queue = (name: string) => {
+    const q = new Queue(name, { connection: redisUrl() });
+    closers.push(() => q.close());
+    return q;
+  };
+  const worker = (name: string, fn: (job: Job, token: string, signal: AbortSignal) => unknown, opts = {}) => {
+    const w = new Worker(name, fn as never, { connection: redisUrl(), ...opts });
+    closers.push(() => w.close());
+    return w;
+  };
+  const settled = (q: Queue, id: string) =>
+    waitFor(async () => ['completed', 'failed'].includes(await (await q.getJob(id))!.getState()), 5000, `job ${id} settled`);
+
+  it('cancelJob aborts the signal with the reason and the job fails with it', async () => {
+    const name = qname('cx');
+    const q = queue(name);
+    const seen: Array<{ aborted: boolean; reason: unknown }> = [];
+    const w = worker(name, async (_job, _token, signal) => {
+      try {
+        await untilAborted(signal);
+      } finally {
+        seen.push({ aborted: signal.aborted, reason: signal.reason });
+      }
+    });
+    const job = await q.add('long', {});
+    await waitFor(() => w.activeCount === 1, 5000, 'running');
+    expect(w.cancelJob('not-running')).toBe(false);
+    expect(w.cancelJob(job.id, 'user asked')).toBe(true);
+    await settled(q, job.id);
+    expect(seen).toEqual([{ aborted: true, reason: 'user asked' }]);
+    const done = (await q.getJob(job.id))!;
+    expect(await done.getState()).toBe('failed');
+    expect(done.failedReason).toBe('user asked');
+    expect(w.cancelJob(job.id)).toBe(false); // no longer running
+  });
+
+  it('the failed reason is the cancel reason whatever the processor throws; default reason', async () => {
+    const name = qname('cx2');
+    const q = queue(name);
+    const w = worker(name, async (_job, _token, signal) => {
+      await untilAborted(signal).catch(() => {});
+      throw new Error('some cleanup error');
+    }, { concurrency: 2 });
+    const a = await q.add('a', {});
+    const b = await q.add('b', {});
+    await waitFor(() => w.activeCount === 2, 5000, 'both running');
+    expect(w.cancelJob(a.id, 'stop a')).toBe(true);
+    expect(w.cancelJob(b.id)).toBe(true);
+    await settled(q, a.id);
+    await settled(q, b.id);
+    expect((await q.getJob(a.id))!.failedReason).toBe('stop a');
+    expect((await q.getJob(b.id))!.failedReason).toBe('job cancelled');
+  });
+
+  it('a cancelled attempt is retried when attempts remain; UnrecoverableError stops that', async () => {
+    const name = qname('cx3');
+    const q = queue(name);
+    const w = worker(name, async (job, _token, signal) => {
+      if (job.attemptsMade === 0) {
+        await untilAborted(signal).catch((reason) => {
+          throw job.name === 'final' ? new UnrecoverableError(String(reason)) : reason;
+        });
+      }
+      return `done on attempt ${job.attemptsMade + 1}`;
+    }, { concurrency: 2 });
+    const retried = await q.add('retried', {}, { attempts: 2 });
+    const final = await q.add('final', {}, { attempts: 3 });
+    await waitFor(() => w.activeCount === 2, 5000, 'both running');
+    expect(w.cancelAllJobs('shutting down')).toBe(2);
+    await waitFor(async () => (await q.getJob(retried.id))!.returnvalue !== undefined, 5000, 'retry completed');
+    const r = (await q.getJob(retried.id))!;
+    expect(r.returnvalue).toBe('done on attempt 2');
+    expect(r.failedReason).toBe('shutting down'); // the first attempt's reason is kept
+    await settled(q, final.id);
+    const f = (await q.getJob(final.id))!;
+    expect(await f.getState()).toBe('failed');
+    expect(f.failedReason).toBe('shutting down');
+    expect(f.attemptsMade).toBe(1);
+  });
+
+  it('cancellation is cooperative: a processor that returns anyway completes', async () => {
+    const name = qname('cx4');
+    const q = queue(name);
+    let abortedSeen = false;
+    const w = worker(name, async (_job, _token, signal) => {
+      await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+      abortedSeen = signal.aborted;
+      return 'finished anyway';
+    });
+    const job = await q.add('j', {});
+    await waitFor(() => w.activeCount === 1, 5000, 'running');
+    expect(w.cancelJob(job.id, 'please stop')).toBe(true);
+    await settled(q, job.id);
+    expect(abortedSeen).toBe(true);
+    expect((await q.getJob(job.id))!.returnvalue).toBe('finished anyway');
+  });
+
+  it('validates its arguments', async () => {
+    const w = worker(qname('cx5'), async () => {}, { autorun: false });
+    expect(() => w.cancelJob(5 as never)).toThrow(ValidationError);
+    expect(() => w.cancelJob('')).toThrow('jobId must be a non-empty string');
+    expect(() => w.cancelJob('x', 7 as never)).toThrow('reason must be a string');
+    expect(() => w.cancelAllJobs({} as never)).toThrow(ValidationError);
+    expect(w.cancelAllJobs()).toBe(0);
+  });
+});
