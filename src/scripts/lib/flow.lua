@@ -1,0 +1,83 @@
+-- Flows: parents that wait for their children (docs/schedulers-and-flows.md). Needs
+-- lib/common.lua, lib/lanes.lua, lib/retention.lua, lib/newjob.lua and K.depsBase,
+-- K.wchildren, K.outbox, K.delayed; K.failed where a child can fail its parent (fail.lua,
+-- recover.lua, resolveChild.lua: the 'f' path is never taken from complete.lua or remove.lua).
+--
+-- A child's job hash names its parent: pid (id), pk (the parent's job key), pq and ppx (the
+-- parent's queue name and key prefix, read by the TypeScript side), pol (failure policy:
+-- 'f' failParentOnFailure, 'i' ignoreDependencyOnFailure, absent: neither).
+-- A parent's deps:<id> hash maps each child's job key to a status letter and a value:
+--   'p' pending; 'c'..returnvalue completed; 'i'..reason failed and ignored;
+--   'f'..reason failed and failed the parent; 'r' removed before it finished.
+-- The parent's `pend` field counts its 'p' entries; at 0 the parent leaves 'h'
+-- (waiting-children) for delayed or ready.
+
+-- A same-queue cascade (a child failing its parent failing its parent ...) deeper than this
+-- goes through the outbox instead, so one call stays bounded.
+local FLOW_MAX_CASCADE = 32
+-- Set when a call wrote this queue's outbox (resolveChild reports it so the caller drains it).
+local flowOutboxWritten = false
+
+local resolveDep
+
+-- Called when job id finishes for good, before retention may delete its hash:
+-- outcome 'c' completed (value = return value JSON), 'f' failed (value = reason), 'r' removed.
+-- Tells the job's parent, if any: at once when the parent is in this queue, otherwise through
+-- this queue's outbox (a worker moves the entry to the parent's queue with resolveChild.lua).
+local function flowSettled(jk, id, outcome, value, now, depth)
+  local p = redis.call('HMGET', jk, 'pid', 'pk', 'pq', 'ppx', 'pol')
+  if not p[1] then return end
+  local kind = outcome
+  if outcome == 'f' then
+    if p[5] == 'i' then
+      kind = 'i'
+    elseif p[5] ~= 'f' then
+      return -- no policy: the parent keeps waiting (a retried child can still complete)
+    end
+  end
+  depth = depth or 0
+  if p[2] == K.jobBase .. p[1] and depth < FLOW_MAX_CASCADE then
+    resolveDep(p[1], jk, kind, value, now, depth)
+    return
+  end
+  redis.call('ZADD', K.outbox, now, cjson.encode({ pid = p[1], pk = p[2], pq = p[3], ppx = p[4],
+    c = jk, k = kind, v = value }))
+  flowOutboxWritten = true
+end
+
+-- Fails a parent that waits for its children because child ref failed for good.
+local function failHeldParent(pid, ref, reason, now, depth)
+  local pjk = K.jobBase .. pid
+  local msg = 'child ' .. ref .. ' failed: ' .. reason
+  redis.call('ZREM', K.wchildren, pid)
+  redis.call('HSET', pjk, 'st', 'f', 'fOn', now, 'err', msg, 'stack', '[]')
+  emit('failed', 'jobId', pid, 'failedReason', msg, 'prev', 'waiting-children')
+  flowSettled(pjk, pid, 'f', msg, now, depth + 1)
+  local f = redis.call('HMGET', pjk, 'kfc', 'kfa')
+  recordFinished(K.failed, pid, tonumber(f[1]), tonumber(f[2]), now)
+end
+
+-- Records child ref's outcome in parent pid of this queue. kind: 'c' completed, 'i' failed
+-- and ignored, 'f' failed and fails the parent, 'r' removed. Idempotent: only a pending child
+-- counts, so a repeated outcome changes nothing. Returns 1 counted, 0 not a pending child of
+-- that parent (already counted, or unknown), -1 no such parent.
+resolveDep = function(pid, ref, kind, value, now, depth)
+  local pjk = K.jobBase .. pid
+  local dk = K.depsBase .. pid
+  local st = redis.call('HGET', pjk, 'st')
+  if not st then return -1 end
+  if redis.call('HGET', dk, ref) ~= 'p' then return 0 end
+  redis.call('HSET', dk, ref, kind .. value)
+  local pend = redis.call('HINCRBY', pjk, 'pend', -1)
+  -- A parent that already failed (an earlier child failed it) only records the outcome.
+  if st ~= 'h' then return 1 end
+  if kind == 'f' then
+    failHeldParent(pid, ref, value, now, depth or 0)
+  elseif pend <= 0 then
+    redis.call('ZREM', K.wchildren, pid)
+    local f = redis.call('HMGET', pjk, 'lane', 'prio', 'delay', 'lifo')
+    placeJob(pjk, pid, f[1], tonumber(f[2]), tonumber(f[3]), f[4] == '1', now)
+    wake()
+  end
+  return 1
+end

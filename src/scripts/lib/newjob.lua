@@ -1,0 +1,65 @@
+-- Creating jobs outside add.lua: the flow and job-scheduler scripts build a job hash with the
+-- same fields as add.lua (name, data, opts, ts, prio, lane, delay, att, made, kc, ka, kfc,
+-- kfa, st, sq) and place it like add.lua does. Needs lib/common.lua, lib/lanes.lua and
+-- K.delayed, K.wchildren.
+
+-- Puts an existing job hash where its state says: delayed (due at now + delay) or ready at the
+-- back (front when lifo) of its tier. Returns 'd' or 'w'. A ready job does not wake anyone:
+-- the caller wakes one worker once, after its loop.
+local function placeJob(jk, id, lane, prio, delay, lifo, now)
+  if delay > 0 then
+    redis.call('HSET', jk, 'st', 'd')
+    redis.call('ZADD', K.delayed, now + delay, id)
+    emit('delayed', 'jobId', id, 'delay', now + delay)
+    -- A blocked worker sleeps until the earliest due time it knew of: wake it if this job is
+    -- due sooner, so it recomputes its timeout.
+    if redis.call('ZRANGE', K.delayed, 0, 0)[1] == id then wake() end
+    return 'd'
+  end
+  local stamp = nextStamp(lifo)
+  redis.call('HSET', jk, 'sq', stamp)
+  pushReady(jk, lane, prio, stamp .. id)
+  emit('waiting', 'jobId', id)
+  return 'w'
+end
+
+-- Creates job j, which must not exist:
+--   j = { id, name, data, opts, prio (number), lane, delay (number, ms), lifo ('1'/'0'),
+--         kc, ka, kfc, kfa, extra (flat field/value list of more hash fields, or nil),
+--         held (number of children it waits for; 0 = none) }
+-- A job with held > 0 enters state 'h' (waiting-children) and the wchildren set; its delay
+-- applies when its children are done. Returns 'w' (ready), 'd' (delayed) or 'h'.
+local function createJob(j, now)
+  local jk = K.jobBase .. j.id
+  redis.call('HSET', jk, 'name', j.name, 'data', j.data, 'opts', j.opts, 'ts', now, 'prio', j.prio,
+    'lane', j.lane, 'delay', j.delay, 'att', 0, 'made', 0, 'kc', j.kc, 'ka', j.ka, 'kfc', j.kfc,
+    'kfa', j.kfa)
+  if j.lifo == '1' then redis.call('HSET', jk, 'lifo', '1') end
+  if j.extra and #j.extra > 0 then redis.call('HSET', jk, unpack(j.extra)) end
+  emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', j.delay)
+  if j.held > 0 then
+    redis.call('HSET', jk, 'st', 'h', 'pend', j.held)
+    redis.call('ZADD', K.wchildren, now, j.id)
+    emit('waiting-children', 'jobId', j.id)
+    return 'h'
+  end
+  return placeJob(jk, j.id, j.lane, j.prio, j.delay, j.lifo == '1', now)
+end
+
+-- Takes a job that has not started (ready or delayed) out of the queue and deletes it.
+-- Returns true when it did; false when the job is missing or in any other state.
+local function withdrawJob(id)
+  local jk = K.jobBase .. id
+  local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq')
+  if f[1] == 'd' then
+    redis.call('ZREM', K.delayed, id)
+  elseif f[1] == 'w' then
+    pullReady(f[2], f[4] .. id, tonumber(f[3]))
+    forgetLaneIfIdle(f[2])
+  else
+    return false
+  end
+  deleteJob(id)
+  emit('removed', 'jobId', id, 'prev', (f[1] == 'd') and 'delayed' or 'waiting')
+  return true
+end

@@ -1,0 +1,61 @@
+-- Job schedulers (docs/schedulers-and-flows.md). Needs lib/common.lua, lib/lanes.lua,
+-- lib/newjob.lua and K.scheds, K.schedBase.
+--
+-- A scheduler is the hash sched:<id> and a member of the scheds zset scored by its next slot.
+-- Fields: every (ms) or pattern + tz (cron); anchor (ms, every only: slots are anchor + k*every);
+--   start, end (ms, '' = none), limit ('' = none); cnt (jobs made in the current series);
+--   next (slot of the newest job, ms); ver (bumped whenever the schedule changes, which starts
+--   a new series); the job template: name, data, opts, prio, lane, lifo, kc, ka, kfc, kfa.
+-- The job of slot t has the id 'repeat:<scheduler id>:<t>' (t in ms, decimal). The id
+-- decides everything: a slot can get at most one job, whoever asks and however often.
+
+-- Milliseconds as a decimal string (tostring would print large numbers in exponent form).
+local function msString(t)
+  return string.format('%.0f', t)
+end
+
+local function slotJobId(sid, slot)
+  return 'repeat:' .. sid .. ':' .. msString(slot)
+end
+
+-- The first slot of an `every` schedule at or after t.
+local function everySlotAtOrAfter(anchor, every, t)
+  if t <= anchor then return anchor end
+  return anchor + math.ceil((t - anchor) / every) * every
+end
+
+-- Whether the scheduler may still make a job for this slot (endDate, limit).
+local function slotAllowed(sk, slot)
+  local f = redis.call('HMGET', sk, 'end', 'limit', 'cnt')
+  if f[1] and f[1] ~= '' and slot > tonumber(f[1]) then return false end
+  if f[2] and f[2] ~= '' and tonumber(f[3] or '0') >= tonumber(f[2]) then return false end
+  return true
+end
+
+local function dropScheduler(sid)
+  redis.call('DEL', K.schedBase .. sid)
+  redis.call('ZREM', K.scheds, sid)
+end
+
+-- Makes the job of a slot, due at the slot (ready now if the slot has passed), unless a job
+-- with its id exists; then records the slot as the scheduler's next. Returns the job id and
+-- whether it was created.
+local function makeSlotJob(sid, slot, now)
+  local sk = K.schedBase .. sid
+  local id = slotJobId(sid, slot)
+  local created = false
+  if redis.call('EXISTS', K.jobBase .. id) == 0 then
+    local t = redis.call('HMGET', sk, 'name', 'data', 'opts', 'prio', 'lane', 'lifo', 'kc', 'ka', 'kfc', 'kfa')
+    local delay = slot - now
+    if delay < 0 then delay = 0 end
+    local placed = createJob({ id = id, name = t[1], data = t[2], opts = t[3], prio = tonumber(t[4]),
+      lane = t[5], delay = delay, lifo = t[6], kc = t[7], ka = t[8], kfc = t[9], kfa = t[10],
+      extra = { 'sid', sid, 'slot', msString(slot) }, held = 0 }, now)
+    if placed == 'w' then wake() end
+    redis.call('HINCRBY', sk, 'cnt', 1)
+    created = true
+  end
+  redis.call('HSET', sk, 'next', msString(slot))
+  redis.call('ZADD', K.scheds, slot, sid)
+  return id, created
+end

@@ -1,0 +1,123 @@
+/**
+ * Typed wrappers for the job-lifecycle scripts: flows (addFlow, resolveChild) and job
+ * schedulers (upsertScheduler, advanceScheduler, removeScheduler). Same conventions as
+ * `./index.ts`: named keys from each script's `-- KEYS:` header, named arguments, parsed replies.
+ */
+import { loadScript } from './loader.js';
+import { runScript } from './runner.js';
+import type { ScriptContext } from './index.js';
+
+const call = (name: string) => {
+  const script = loadScript(name);
+  return (ctx: ScriptContext, args: ReadonlyArray<string | number>) => runScript(ctx.client, script, ctx.keys, args);
+};
+
+const raw = {
+  addFlow: call('addFlow'),
+  resolveChild: call('resolveChild'),
+  upsertScheduler: call('upsertScheduler'),
+  advanceScheduler: call('advanceScheduler'),
+  removeScheduler: call('removeScheduler'),
+};
+
+export const LIFECYCLE_SCRIPT_NAMES = Object.keys(raw);
+
+/** One job of a flow as addFlow takes it (every field validated by the caller). */
+export interface FlowNodeArgs {
+  id: string;
+  name: string;
+  data: string;
+  opts: string;
+  priority: number;
+  lane: string;
+  delay: number;
+  lifo: boolean;
+  keepCompleted: [number, number];
+  keepFailed: [number, number];
+  parent?: { id: string; key: string; queue: string; prefix: string };
+  /** 'f' failParentOnFailure, 'i' ignoreDependencyOnFailure, '' neither. */
+  policy: '' | 'f' | 'i';
+  /** Job keys of its children (distinct). */
+  children: string[];
+}
+
+/** Child outcome kinds: completed, failed and ignored, failed and failing the parent, removed. */
+export type ChildOutcome = 'c' | 'i' | 'f' | 'r';
+
+/** The job template of a scheduler, validated and encoded. */
+export interface SchedulerTemplateArgs {
+  name: string;
+  data: string;
+  opts: string;
+  priority: number;
+  lane: string;
+  lifo: boolean;
+  keepCompleted: [number, number];
+  keepFailed: [number, number];
+}
+
+export interface SchedulerSlotReply {
+  /** 1 a slot was set (job made or already there), 0 nothing to do, -1 no scheduler, 2 removed (no slot left). */
+  status: number;
+  slot?: number;
+  jobId?: string;
+  created?: boolean;
+}
+
+function parseSlot(r: unknown[]): SchedulerSlotReply {
+  const status = Number(r[0]);
+  if (status !== 1) return { status, slot: r[1] === undefined ? undefined : Number(r[1]) };
+  return { status, slot: Number(r[1]), jobId: String(r[2]), created: Number(r[3]) === 1 };
+}
+
+const opt = (x: number | undefined): string | number => (x === undefined ? '' : x);
+
+export const lifecycleScripts = {
+  /** Returns 1, or the id of a job that already exists (nothing was written). */
+  async addFlow(ctx: ScriptContext, nodes: readonly FlowNodeArgs[]): Promise<{ ok: true } | { ok: false; existingId: string }> {
+    const args: Array<string | number> = [nodes.length];
+    for (const n of nodes) {
+      const p = n.parent;
+      args.push(n.id, n.name, n.data, n.opts, n.priority, n.lane, n.delay, n.lifo ? '1' : '0',
+        n.keepCompleted[0], n.keepCompleted[1], n.keepFailed[0], n.keepFailed[1],
+        p?.id ?? '', p?.key ?? '', p?.queue ?? '', p?.prefix ?? '', n.policy, n.children.length, ...n.children);
+    }
+    const r = (await raw.addFlow(ctx, args)) as unknown[];
+    if (Number(r[0]) === -5) return { ok: false, existingId: String(r[1]) };
+    return { ok: true };
+  },
+
+  /** status: 1 counted, 0 not pending (already counted or unknown), -1 no such parent. */
+  async resolveChild(
+    ctx: ScriptContext,
+    a: { parentId: string; childKey: string; kind: ChildOutcome; value: string },
+  ): Promise<{ status: number; outboxWritten: boolean }> {
+    const r = (await raw.resolveChild(ctx, [a.parentId, a.childKey, a.kind, a.value])) as unknown[];
+    return { status: Number(r[0]), outboxWritten: Number(r[1]) === 1 };
+  },
+
+  async upsertScheduler(
+    ctx: ScriptContext,
+    a: {
+      id: string; every?: number; pattern?: string; tz?: string; startDate?: number; endDate?: number;
+      limit?: number; firstCronSlot?: number; template: SchedulerTemplateArgs;
+    },
+  ): Promise<SchedulerSlotReply> {
+    const t = a.template;
+    const r = (await raw.upsertScheduler(ctx, [
+      a.id, opt(a.every), a.pattern ?? '', a.tz ?? '', opt(a.startDate), opt(a.endDate), opt(a.limit), opt(a.firstCronSlot),
+      t.name, t.data, t.opts, t.priority, t.lane, t.lifo ? '1' : '0',
+      t.keepCompleted[0], t.keepCompleted[1], t.keepFailed[0], t.keepFailed[1],
+    ])) as unknown[];
+    return Number(r[0]) === 0 ? { status: 2 } : parseSlot(r);
+  },
+
+  async advanceScheduler(
+    ctx: ScriptContext,
+    a: { id: string; version: string; next: string; nextCronSlot?: number },
+  ): Promise<SchedulerSlotReply> {
+    return parseSlot((await raw.advanceScheduler(ctx, [a.id, a.version, a.next, opt(a.nextCronSlot)])) as unknown[]);
+  },
+
+  removeScheduler: async (ctx: ScriptContext, id: string): Promise<boolean> => Number(await raw.removeScheduler(ctx, [id])) === 1,
+};

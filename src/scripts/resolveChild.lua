@@ -1,0 +1,27 @@
+-- resolveChild: records the outcome of a child job in its parent, which lives in this queue.
+-- The second step of the cross-queue flow path: the child's settle (complete/fail/recover/
+-- remove, in the child's queue) wrote the outcome to the child queue's outbox in the same
+-- call; a worker then calls this on the parent's queue and only afterwards deletes the outbox
+-- entry, so a crash in between repeats the call, and this call is idempotent (a child that is
+-- no longer pending is not counted again).
+-- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, logsBase
+-- ARGV: [1] parent job id, [2] child job key, [3] kind: c (completed), i (failed, ignored),
+--   f (failed, fails the parent), r (removed), [4] value: return value JSON for c, reason for
+--   i and f, '' for r
+-- Returns: {status, outboxWritten}: status 1 counted, 0 not a pending child of that parent
+--   (already counted or unknown: nothing changed), -1 no such parent (nothing changed);
+--   outboxWritten 1 when the parent failed and its own parent lives in another queue (the
+--   caller should drain this queue's outbox).
+-- Errors: none.
+-- Events: waiting | delayed when the parent's last child was counted; failed (jobId of the
+--   parent, prev waiting-children) when a child failed it.
+--!include lib/common.lua
+--!include lib/lanes.lua
+--!include lib/retention.lua
+--!include lib/newjob.lua
+--!include lib/flow.lua
+
+local kind = ARGV[3]
+if kind ~= 'c' and kind ~= 'i' and kind ~= 'f' and kind ~= 'r' then return {0, 0} end
+local status = resolveDep(ARGV[1], ARGV[2], kind, ARGV[4], nowMs(), 0)
+return {status, flowOutboxWritten and 1 or 0}

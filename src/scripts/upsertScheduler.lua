@@ -1,0 +1,53 @@
+-- upsertScheduler: creates or updates a job scheduler and makes the job of its first slot.
+-- Upserting the same schedule again (same every, or same pattern and tz, and same startDate)
+-- only updates the job template, endDate and limit: the series goes on and no job is made,
+-- so a slot never gets a second job. A changed schedule starts a new series: the job of the
+-- old next slot is withdrawn if it has not started, the version is bumped (so a concurrent
+-- advanceScheduler computed against the old schedule is refused) and the first slot of the
+-- new schedule gets its job.
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, wake, scheds, wchildren, schedBase, laneBase, jobBase, logsBase
+-- ARGV: [1] scheduler id, [2] every (ms; '' for a cron pattern), [3] cron pattern ('' for
+--   every), [4] time zone ('' = UTC), [5] startDate (ms; ''), [6] endDate (ms; ''),
+--   [7] limit (''), [8] first slot of a cron pattern (ms at or after max(now, startDate),
+--   computed by the caller from the Redis time it read just before; '' for every),
+--   [9..18] job template: name, data (JSON), opts (JSON), priority, lane, lifo ('1'/'0'),
+--   keepCompletedCount, keepCompletedAgeMs, keepFailedCount, keepFailedAgeMs
+-- Returns: {1, nextSlot, jobId, created (1/0)}; or {0} when the new schedule has no slot left
+--   (endDate passed or limit 0): the scheduler is removed.
+-- Errors: none (input is validated by the caller).
+-- Events: added, then delayed | waiting for a created job; removed for a withdrawn job.
+--!include lib/common.lua
+--!include lib/lanes.lua
+--!include lib/newjob.lua
+--!include lib/schedule.lua
+
+local sid = ARGV[1]
+local sk = K.schedBase .. sid
+local now = nowMs()
+local old = redis.call('HMGET', sk, 'every', 'pattern', 'tz', 'start', 'next')
+redis.call('HSET', sk, 'end', ARGV[6], 'limit', ARGV[7],
+  'name', ARGV[9], 'data', ARGV[10], 'opts', ARGV[11], 'prio', ARGV[12], 'lane', ARGV[13],
+  'lifo', ARGV[14], 'kc', ARGV[15], 'ka', ARGV[16], 'kfc', ARGV[17], 'kfa', ARGV[18])
+
+if old[5] and old[1] == ARGV[2] and old[2] == ARGV[3] and old[3] == ARGV[4] and old[4] == ARGV[5] then
+  return {1, old[5], slotJobId(sid, tonumber(old[5])), 0}
+end
+
+if old[5] then withdrawJob(slotJobId(sid, tonumber(old[5]))) end
+redis.call('HINCRBY', sk, 'ver', 1)
+redis.call('HSET', sk, 'every', ARGV[2], 'pattern', ARGV[3], 'tz', ARGV[4], 'start', ARGV[5], 'cnt', 0)
+local first
+if ARGV[2] ~= '' then
+  local anchor = now
+  if ARGV[5] ~= '' then anchor = tonumber(ARGV[5]) end
+  redis.call('HSET', sk, 'anchor', msString(anchor))
+  first = everySlotAtOrAfter(anchor, tonumber(ARGV[2]), now)
+else
+  first = tonumber(ARGV[8])
+end
+if not slotAllowed(sk, first) then
+  dropScheduler(sid)
+  return {0}
+end
+local id, created = makeSlotJob(sid, first, now)
+return {1, msString(first), id, created and 1 or 0}
