@@ -1,0 +1,297 @@
+/**
+ * The `echomq` command line. `runCli(argv, io)` runs one command in-process and resolves to
+ * the exit code, so tests call it directly; main.ts only wires it to the real process.
+ *
+ * Every handler returns `{ data, text }`: `--json` prints data, otherwise text for people.
+ * Exit codes: 0 ok, 1 the operator's mistake or Redis unreachable (one line on stderr),
+ * 2 an unexpected error (with its stack: a bug to report).
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { JOB_STATES } from '../inspect.js';
+import { connect, disconnect, userMessage, UserError, type Target } from './connect.js';
+import * as ops from './ops.js';
+import { jobText, jobsTable, lanesTable, progressBar, queuesTable, statusText } from './format.js';
+
+export interface CliIO {
+  out(s: string): void;
+  err(s: string): void;
+  env: Record<string, string | undefined>;
+  /** Draw progress bars on stderr (true when stderr is a terminal). */
+  progress?: boolean;
+  /** Resolves when a long-running command (the dashboard) should stop. Default: SIGINT/SIGTERM. */
+  untilStopped?: () => Promise<void>;
+}
+
+interface Output {
+  data: unknown;
+  text: string;
+}
+
+interface Globals {
+  redis?: string;
+  prefix?: string;
+  json?: boolean;
+}
+
+/** Numbers parse as numbers; anything else is passed on as given so validation names the field and the value. */
+function num(s: string): number {
+  const t = s.trim();
+  return (t !== '' && Number.isFinite(Number(t)) ? Number(t) : s) as number;
+}
+
+const CLEAN_STATES = ['completed', 'failed', 'delayed', 'wait', 'waiting', 'prioritized'];
+
+export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
+  const program = build(io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode; // commander already printed it
+    const msg = userMessage(err);
+    if (msg !== undefined) {
+      io.err(`echomq: ${msg}\n`);
+      return 1;
+    }
+    io.err(`echomq: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
+    return 2;
+  }
+}
+
+function build(io: CliIO): Command {
+  const program = new Command('echomq')
+    .description('Operate echomq queues: inspect, retry, pause, tune lanes, serve the dashboard.')
+    .addOption(new Option('--redis <url>', 'Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379)'))
+    .addOption(new Option('--prefix <prefix>', 'key prefix of the queues').default('emq'))
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .showSuggestionAfterError(true);
+
+  /** Runs a handler against a fresh connection and prints its result. */
+  const action =
+    (fn: (t: Target, args: string[], opts: Record<string, unknown>) => Promise<Output>) =>
+    async (...raw: unknown[]) => {
+      const cmd = raw[raw.length - 1] as Command;
+      const opts = cmd.optsWithGlobals() as Globals & Record<string, unknown>;
+      const args = raw.slice(0, -2).filter((a) => a !== undefined) as string[];
+      const t = await connect(opts.redis ?? io.env.REDIS_URL, opts.prefix);
+      try {
+        const res = await fn(t, args, opts);
+        io.out(opts.json ? JSON.stringify(res.data, null, 2) + '\n' : res.text);
+      } finally {
+        await disconnect(t);
+      }
+    };
+  const json = () => new Option('--json', 'print JSON instead of text');
+
+  program
+    .command('status [queue]')
+    .description('counts per state and lanes of a queue; without a queue, every queue under the prefix')
+    .addOption(json())
+    .action(
+      action(async (t, [name]) => {
+        if (name === undefined) {
+          const { queues, truncated } = await ops.overview(t);
+          return { data: { queues, truncated }, text: queuesTable(queues) + (truncated ? '… more queues not shown\n' : '') };
+        }
+        const s = await ops.queueStatus(await ops.openQueue(t, name));
+        return { data: s, text: statusText(s) };
+      }),
+    );
+
+  program
+    .command('lanes <queue>')
+    .description('every lane: depth, active, weight, limit, paused, rate')
+    .addOption(new Option('--sort <column>', 'order').choices(['name', 'depth', 'active', 'weight']).default('name'))
+    .addOption(new Option('--limit <n>', 'most lanes to show').default('1000'))
+    .addOption(json())
+    .action(
+      action(async (t, [name], o) => {
+        const { lanes, truncated } = await ops.allLanes(await ops.openQueue(t, name), num(String(o.limit)));
+        const key = o.sort as 'name' | 'depth' | 'active' | 'weight';
+        if (key !== 'name') lanes.sort((a, b) => b[key] - a[key] || (a.name < b.name ? -1 : 1));
+        return { data: { lanes, truncated }, text: lanesTable(lanes) + (truncated ? '… more lanes (raise --limit)\n' : '') };
+      }),
+    );
+
+  program
+    .command('jobs <queue>')
+    .description('list jobs by state and lane')
+    .addOption(new Option('--state <state>', 'job state (default: all states)').choices([...JOB_STATES]))
+    .option('--lane <lane>', 'only jobs of this lane')
+    .option('--limit <n>', 'most jobs to list', '50')
+    .option('--offset <n>', 'skip this many (needs --state)', '0')
+    .addOption(json())
+    .action(
+      action(async (t, [name], o) => {
+        const q = await ops.openQueue(t, name);
+        const r = await ops.findJobs(q, { state: o.state as string | undefined, lane: o.lane as string | undefined, limit: num(String(o.limit)), offset: num(String(o.offset)) });
+        return { data: r, text: jobsTable(r.jobs, Date.now()) + (r.more ? '… more jobs (use --limit / --offset)\n' : '') };
+      }),
+    );
+
+  program
+    .command('job <queue> <id>')
+    .description('one job: data, progress, logs, error, stack trace')
+    .addOption(json())
+    .action(
+      action(async (t, [name, id]) => {
+        const d = await ops.jobDetail(await ops.openQueue(t, name), id);
+        return { data: d, text: jobText(d) };
+      }),
+    );
+
+  program
+    .command('retry <queue> [id]')
+    .description('retry one failed (or completed) job, or every failed job with --all-failed')
+    .option('--all-failed', 'retry every failed job, in batches')
+    .option('--batch <n>', 'jobs per batch with --all-failed', '500')
+    .addOption(json())
+    .action(
+      action(async (t, [name, id], o) => {
+        const q = await ops.openQueue(t, name);
+        if (o.allFailed) {
+          if (id !== undefined) throw new UserError('give a job id or --all-failed, not both');
+          const draw = io.progress ? (d: number, n: number) => n > 0 && io.err(progressBar(d, n)) : undefined;
+          const r = await ops.retryAllFailed(q, { batch: num(String(o.batch)), onProgress: draw });
+          if (draw) io.err('\n');
+          return { data: r, text: `retried ${r.retried} failed jobs${r.skipped ? ` (${r.skipped} skipped: changed meanwhile)` : ''}\n` };
+        }
+        if (id === undefined) throw new UserError('give a job id, or --all-failed to retry every failed job');
+        const r = await ops.retryJob(q, id);
+        return { data: r, text: `retried job ${id} (was ${r.from})\n` };
+      }),
+    );
+
+  program
+    .command('remove <queue> <id>')
+    .description('delete a job (refused while it is active)')
+    .addOption(json())
+    .action(
+      action(async (t, [name, id]) => {
+        await ops.removeJob(await ops.openQueue(t, name), id);
+        return { data: { removed: id }, text: `removed job ${id}\n` };
+      }),
+    );
+
+  for (const paused of [true, false]) {
+    const verb = paused ? 'pause' : 'resume';
+    program
+      .command(`${verb} <queue>`)
+      .description(paused ? 'stop all workers from taking jobs of the queue (or of one lane)' : 'let workers take jobs again')
+      .option('--lane <lane>', `${verb} only this lane`)
+      .addOption(json())
+      .action(
+        action(async (t, [name], o) => {
+          const lane = o.lane as string | undefined;
+          await ops.setPaused(await ops.openQueue(t, name), paused, lane);
+          const what = lane === undefined ? `queue ${name}` : `lane ${lane} of queue ${name}`;
+          return { data: { queue: name, lane: lane ?? null, paused }, text: `${paused ? 'paused' : 'resumed'} ${what}\n` };
+        }),
+      );
+  }
+
+  program
+    .command('weight <queue> <lane> <n>')
+    .description("set a lane's weight (its share of service per turn, default 1)")
+    .addOption(json())
+    .action(
+      action(async (t, [name, lane, n]) => {
+        await (await ops.openQueue(t, name)).lanes.setWeight(lane, num(n));
+        return { data: { queue: name, lane, weight: num(n) }, text: `lane ${lane}: weight ${n}\n` };
+      }),
+    );
+
+  program
+    .command('limit <queue> <lane> <n>')
+    .description("set a lane's concurrency limit (most jobs active at once), or `none` to remove it")
+    .addOption(json())
+    .action(
+      action(async (t, [name, lane, n]) => {
+        const limit = n === 'none' ? 'none' : num(n);
+        await ops.setLaneLimit(await ops.openQueue(t, name), lane, limit);
+        return { data: { queue: name, lane, limit: limit === 'none' ? null : limit }, text: `lane ${lane}: limit ${n}\n` };
+      }),
+    );
+
+  program
+    .command('drain <queue>')
+    .description('remove all waiting jobs (and delayed ones with --delayed)')
+    .option('--delayed', 'also remove delayed jobs')
+    .option('--lane <lane>', 'drain only this lane')
+    .addOption(json())
+    .action(
+      action(async (t, [name], o) => {
+        const n = await ops.drain(await ops.openQueue(t, name), { delayed: Boolean(o.delayed), lane: o.lane as string | undefined });
+        return { data: { removed: n }, text: `removed ${n} jobs\n` };
+      }),
+    );
+
+  program
+    .command('clean <queue>')
+    .description('remove jobs of a state older than the grace period')
+    .requiredOption('--grace <ms>', 'only jobs older than this many ms')
+    .addOption(new Option('--state <state>', 'which jobs').choices(CLEAN_STATES).default('completed'))
+    .option('--limit <n>', 'most jobs to remove (0 = all)', '0')
+    .addOption(json())
+    .action(
+      action(async (t, [name], o) => {
+        const ids = await ops.clean(await ops.openQueue(t, name), num(String(o.grace)), String(o.state), num(String(o.limit)));
+        return { data: { removed: ids.length, ids }, text: `removed ${ids.length} ${o.state} jobs\n` };
+      }),
+    );
+
+  program
+    .command('dashboard')
+    .description('serve the web dashboard (read-only unless --token is given)')
+    .option('--port <port>', 'TCP port', '7070')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--token <token>', 'allow actions for requests bearing this token (default: $ECHOMQ_DASHBOARD_TOKEN)')
+    .action(async (...raw: unknown[]) => {
+      const o = (raw[raw.length - 1] as Command).optsWithGlobals() as Globals & { port: string; host: string; token?: string };
+      const t = await connect(o.redis ?? io.env.REDIS_URL, o.prefix, true);
+      const { startDashboard } = await import('../dashboard/server.js');
+      const token = o.token ?? io.env.ECHOMQ_DASHBOARD_TOKEN;
+      try {
+        const d = await startDashboard({ client: t.client, prefix: t.prefix, port: num(o.port), host: o.host, token });
+        io.err(`echomq dashboard on ${d.url} (${token ? 'actions allowed with the token' : 'read-only'}; Redis ${t.where})\n`);
+        await (io.untilStopped ?? untilSignal)();
+        await d.close();
+      } finally {
+        await disconnect(t);
+      }
+    });
+
+  program
+    .command('demo')
+    .description('run the lanes demo against Redis')
+    .action(async (...raw: unknown[]) => {
+      const o = (raw[raw.length - 1] as Command).optsWithGlobals() as Globals;
+      const url = o.redis ?? io.env.REDIS_URL;
+      // The demo ships separately; a plain string keeps the compiler from requiring it.
+      const spec = '../demo/main.js';
+      let mod: { runDemo?: (connection?: string) => unknown };
+      try {
+        mod = await import(spec);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') throw new UserError('the demo is not included in this build');
+        throw err;
+      }
+      if (typeof mod.runDemo !== 'function') throw new UserError('the demo module has no runDemo()');
+      await (url ? mod.runDemo(url) : mod.runDemo());
+    });
+
+  return program;
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,70 @@
+// The built `echomq` binary run as a real process: shebang entry, exit codes and stderr. It is
+// compiled here into a scratch folder (like `npm run build` does into dist/) so the test never
+// runs a stale dist/.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Queue } from '../src/index.js';
+import { qname, redisUrl } from './helpers.js';
+
+const root = join(import.meta.dirname, '..');
+// Inside node_modules so the build resolves the project's dependencies.
+const out = join(root, 'node_modules', '.cache', `echomq-cli-${randomUUID().slice(0, 8)}`);
+const main = join(out, 'cli', 'main.js');
+const prefix = `clibin-${randomUUID().slice(0, 8)}`;
+
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [main, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let o = '';
+    let e = '';
+    child.stdout.on('data', (d) => (o += d));
+    child.stderr.on('data', (d) => (e += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out: o, err: e }));
+  });
+}
+
+describe('echomq binary', () => {
+  let q: Queue;
+  beforeAll(() => {
+    mkdirSync(out, { recursive: true });
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    // Type errors elsewhere in the tree must not hide this test's result: tsc still emits.
+    spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', out, '--declaration', 'false', '--sourceMap', 'false'], { stdio: 'ignore' });
+    cpSync(join(root, 'src', 'scripts'), join(out, 'scripts'), { recursive: true, filter: (src) => !src.endsWith('.ts') });
+    writeFileSync(join(out, 'package.json'), '{"type":"module"}\n');
+    expect(existsSync(main), 'the CLI compiled').toBe(true);
+  }, 60_000);
+  afterAll(async () => {
+    await q?.close();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  it('starts with a node shebang and prints status with exit code 0', async () => {
+    expect(readFileSync(join(root, 'src', 'cli', 'main.ts'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(readFileSync(main, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    q = new Queue(qname('bin'), { connection: redisUrl(), prefix });
+    await q.add('x', {}, { lane: 'l1' });
+    // REDIS_URL from the environment, --prefix after the command.
+    const r = await run(['status', q.name, '--prefix', prefix, '--json'], { REDIS_URL: redisUrl() });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ name: q.name, counts: { waiting: 1 }, lanes: [{ name: 'l1', depth: 1 }] });
+  });
+
+  it('exits 1 with one line for an unknown queue and for a refused connection', async () => {
+    const unknown = await run(['--redis', redisUrl(), '--prefix', prefix, 'lanes', 'missing']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toBe(`echomq: queue "missing" not found under prefix "${prefix}" (see: echomq status)\n`);
+    const refused = await run(['--redis', 'redis://127.0.0.1:1', 'status']);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^echomq: cannot reach Redis at redis:\/\/127\.0\.0\.1:1\/?: connection refused/);
+    expect(refused.err.trim().split('\n')).toHaveLength(1);
+    const usage = await run(['weight']);
+    expect(usage.code).toBe(1);
+    expect(usage.err).toMatch(/missing required argument 'queue'/);
+  });
+});
