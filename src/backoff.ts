@@ -25,6 +25,9 @@ export type BackoffStrategy = (attemptsMade: number, type: string, err: Error, j
 export function normalizeBackoff(value: unknown, field = 'backoff'): BackoffOptions | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'number') return { type: 'fixed', delay: nonNegativeInt(field, value) };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(field, 'a delay in ms or { type, delay?, jitter? }', value);
+  }
   const o = plainObject(field, value);
   if (typeof o.type !== 'string' || o.type.length === 0) fail(`${field}.type`, "'fixed', 'exponential' or a strategy name", o.type);
   const out: BackoffOptions = { type: o.type };

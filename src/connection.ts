@@ -3,10 +3,29 @@
  * client (Redis or Cluster). A client passed in is used as it is and never closed by echomq;
  * clients echomq creates are closed by the owner's close().
  */
-import { Redis, Cluster, type RedisOptions } from 'ioredis';
+import { Redis, Cluster, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 
 export type RedisClient = Redis | Cluster;
-export type ConnectionInput = string | RedisOptions | RedisClient;
+/**
+ * A Redis Cluster to connect to: seed nodes (any subset of the cluster) and ioredis
+ * ClusterOptions (per-node connection options go in `options.redisOptions`).
+ */
+export interface ClusterConnection {
+  cluster: { nodes: ClusterNode[]; options?: ClusterOptions };
+}
+export type ConnectionInput = string | RedisOptions | ClusterConnection | RedisClient;
+
+/** True for an ioredis Cluster client. */
+export function isClusterClient(client: RedisClient): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}
+
+/** The master nodes of a Cluster once it is connected (a one-element list for a plain client). */
+export async function masterNodes(client: RedisClient): Promise<Redis[]> {
+  if (!isClusterClient(client)) return [client];
+  if (client.status !== 'ready') await client.ping(); // waits for the slot map (offline queue)
+  return client.nodes('master');
+}
 
 export interface Connection {
   readonly client: RedisClient;
@@ -24,15 +43,22 @@ export async function checkEvictionPolicy(client: RedisClient): Promise<string |
   if (checked.has(client)) return undefined;
   checked.add(client);
   try {
-    const reply = (await client.config('GET', 'maxmemory-policy')) as string[];
-    const policy = reply?.[1];
-    if (policy && policy !== 'noeviction') {
-      console.warn(
-        `[echomq] WARNING: Redis maxmemory-policy is "${policy}". Jobs can be evicted and lost; ` +
-          'set maxmemory-policy to "noeviction".',
-      );
+    // On a Cluster every master holds queues: ask each one (CONFIG is a per-node command).
+    let worst: string | undefined;
+    for (const node of await masterNodes(client)) {
+      const reply = (await node.config('GET', 'maxmemory-policy')) as string[];
+      const policy = reply?.[1];
+      if (policy && policy !== 'noeviction') {
+        const where = isClusterClient(client) ? ` on ${node.options.host}:${node.options.port}` : '';
+        console.warn(
+          `[echomq] WARNING: Redis maxmemory-policy is "${policy}"${where}. Jobs can be evicted and lost; ` +
+            'set maxmemory-policy to "noeviction".',
+        );
+        worst = policy;
+      }
+      worst ??= policy;
     }
-    return policy;
+    return worst;
   } catch {
     return undefined; // CONFIG may be disabled or not allowed for this user; nothing to check.
   }
@@ -40,6 +66,15 @@ export async function checkEvictionPolicy(client: RedisClient): Promise<string |
 
 function isClient(x: unknown): x is RedisClient {
   return x instanceof Redis || x instanceof Cluster;
+}
+
+function isClusterInput(x: unknown): x is ClusterConnection {
+  return typeof x === 'object' && x !== null && 'cluster' in x && typeof (x as ClusterConnection).cluster === 'object';
+}
+
+/** A Cluster client whose per-node connections use `extra` on top of `options.redisOptions`. */
+function newCluster(nodes: ClusterNode[], options: ClusterOptions = {}, extra: RedisOptions = {}): Cluster {
+  return new Cluster(nodes, { ...options, redisOptions: { ...(options.redisOptions ?? {}), ...extra } });
 }
 
 /**
@@ -51,7 +86,15 @@ export function openConnection(input: ConnectionInput | undefined, opts: { block
   const retryForever = opts.blocking || opts.persistent ? { maxRetriesPerRequest: null } : {};
   if (isClient(input)) {
     if (!opts.blocking) return { client: input, owned: false };
+    if (isClusterClient(input)) {
+      // Cluster.duplicate(startupNodes, options): per-node options live in redisOptions.
+      const o = input.options;
+      return { client: input.duplicate([], { redisOptions: { ...(o.redisOptions ?? {}), ...retryForever } }), owned: true };
+    }
     return { client: input.duplicate(retryForever as never) as RedisClient, owned: true };
+  }
+  if (isClusterInput(input)) {
+    return { client: newCluster(input.cluster.nodes, input.cluster.options, retryForever), owned: true };
   }
   const base: RedisOptions = { ...retryForever, enableReadyCheck: true };
   const client =

@@ -82,6 +82,19 @@ export class UnrecoverableError extends Error {
   }
 }
 
+/**
+ * Throw this from a processor to hand the job back to ready (front of its priority tier)
+ * without counting an attempt: the queue is rate limited by someone else (an HTTP 429). Combine
+ * with `worker.rateLimit(ms)` so no worker claims again until the window passes.
+ * `Worker.RateLimitError()` returns one too (BullMQ's spelling).
+ */
+export class RateLimitError extends Error {
+  constructor(message = 'echomq:rateLimitExceeded') {
+    super(message);
+    this.name = 'RateLimitError';
+  }
+}
+
 /** Status codes returned by the Lua scripts. */
 export const Code = {
   NOT_FOUND: -1,

@@ -3,15 +3,16 @@
  * the worker hot path never imports it. Nothing here writes to Redis.
  */
 import type { RedisClient } from './connection.js';
-import { jobKey, laneKey, type QueueKeys } from './keys.js';
+import { jobKey, laneKey, queueKeys, unescapeQueueName, type QueueKeys } from './keys.js';
 import { Job, type JobContext } from './job.js';
 import * as v from './validate.js';
 
-export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'paused'] as const;
+export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'paused', 'waiting-children'] as const;
 export type JobStateName = (typeof JOB_STATES)[number];
 export type JobCounts = Record<JobStateName, number>;
 
 export function validateStates(states: readonly unknown[], field = 'states'): JobStateName[] {
+  if (!Array.isArray(states)) v.fail(field, `a state name or a list of ${JOB_STATES.join(', ')}`, states);
   const list = states.length === 0 ? [...JOB_STATES] : states;
   for (const s of list) {
     if (!(JOB_STATES as readonly unknown[]).includes(s)) v.fail(field, `a list of ${JOB_STATES.join(', ')}`, s);
@@ -28,6 +29,7 @@ export async function getJobCounts(client: RedisClient, keys: QueueKeys, states:
     .zcard(keys.delayed)
     .zcard(keys.completed)
     .zcard(keys.failed)
+    .zcard(keys.wchildren)
     .exec();
   const [ready, readyP, paused] = (r![0][1] as Array<string | null>).map((x) => x);
   const nReady = Number(ready ?? 0);
@@ -41,6 +43,7 @@ export async function getJobCounts(client: RedisClient, keys: QueueKeys, states:
     completed: Number(r![3][1]),
     failed: Number(r![4][1]),
     paused: isPaused ? nReady - nPrio : 0,
+    'waiting-children': Number(r![5][1]),
   };
   const out: Partial<JobCounts> = {};
   for (const s of wanted) out[s] = all[s];
@@ -135,8 +138,19 @@ async function readyIds(client: RedisClient, keys: QueueKeys, which: 'waiting' |
   return ids;
 }
 
+/** Most members one range read returns: a long range is read in pages, so no call blocks Redis. */
+const RANGE_PAGE = 1000;
+
 async function setIds(client: RedisClient, key: string, start: number, end: number, asc: boolean): Promise<string[]> {
-  return asc ? client.zrange(key, start, end) : client.zrevrange(key, start, end);
+  const last = end < 0 ? (await client.zcard(key)) - 1 : end;
+  const ids: string[] = [];
+  for (let from = start; from <= last; from += RANGE_PAGE) {
+    const to = Math.min(last, from + RANGE_PAGE - 1);
+    const page = asc ? await client.zrange(key, from, to) : await client.zrevrange(key, from, to);
+    for (const id of page) ids.push(id);
+    if (page.length < to - from + 1) break;
+  }
+  return ids;
 }
 
 /**
@@ -166,22 +180,74 @@ export async function getJobs(
       const limit = end < 0 ? Number.MAX_SAFE_INTEGER : end + 1;
       list = (await readyIds(client, keys, which, limit)).slice(start);
     } else {
-      const key = { active: keys.active, delayed: keys.delayed, completed: keys.completed, failed: keys.failed }[s];
+      const key = { active: keys.active, delayed: keys.delayed, completed: keys.completed, failed: keys.failed, 'waiting-children': keys.wchildren }[s];
       list = await setIds(client, key, start, end, asc);
     }
-    ids.push(...list);
+    for (const id of list) ids.push(id); // not push(...list): a long list overflows the stack
   }
   return loadJobs(ctx, ids);
 }
 
 export async function loadJobs(ctx: JobContext, ids: readonly string[]): Promise<Job[]> {
-  if (ids.length === 0) return [];
-  const p = ctx.client.pipeline();
-  for (const id of ids) p.hgetall(jobKey(ctx.keys, id));
-  const r = (await p.exec())!;
   const jobs: Job[] = [];
-  r.forEach(([err, h], i) => {
-    if (!err && h && Object.keys(h as object).length > 0) jobs.push(new Job(ctx, ids[i], h as Record<string, string>));
-  });
+  // One pipeline per RANGE_PAGE jobs: Redis never buffers the replies of a huge listing at once.
+  for (let from = 0; from < ids.length; from += RANGE_PAGE) {
+    const page = ids.slice(from, from + RANGE_PAGE);
+    const p = ctx.client.pipeline();
+    for (const id of page) p.hgetall(jobKey(ctx.keys, id));
+    const r = (await p.exec())!;
+    r.forEach(([err, h], i) => {
+      if (!err && h && Object.keys(h as object).length > 0) jobs.push(new Job(ctx, page[i], h as Record<string, string>));
+    });
+  }
   return jobs;
+}
+
+const globEscape = (s: string): string => s.replace(/[*?[\]\\]/g, '\\$&');
+
+/**
+ * Names of the queues under a prefix, sorted, found by SCAN of `<prefix>:{*}:meta` (every
+ * master of a Cluster). A queue whose meta hash does not exist yet (no job was ever added and
+ * it was never paused) is not listed. Read-only; SCAN is incremental, so Redis is never blocked.
+ */
+export async function listQueues(client: RedisClient, prefix = 'emq'): Promise<string[]> {
+  // Pattern pieces come from keys.ts so the key layout stays defined in one place.
+  const probe = queueKeys('', prefix); // `<prefix>:{}:`
+  const head = probe.base.slice(0, -2); // `<prefix>:{`
+  const tail = probe.meta.slice(probe.base.length - 2); // `}:meta`
+  const pattern = globEscape(head) + '*' + globEscape(tail);
+  const nodes = 'nodes' in client && typeof client.nodes === 'function' ? client.nodes('master') : [client];
+  const names = new Set<string>();
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const key of batch) {
+        if (!key.startsWith(head) || !key.endsWith(tail)) continue;
+        const escaped = key.slice(head.length, key.length - tail.length);
+        // A lane or job key can end in `}:meta` too; a queue's escaped name never holds braces.
+        if (/[{}]/.test(escaped)) continue;
+        names.add(unescapeQueueName(escaped));
+      }
+    } while (cursor !== '0');
+  }
+  return [...names].sort();
+}
+
+/**
+ * One page of a lane's ready job ids in service order: `waiting` = priority 0, `prioritized` =
+ * priority > 0. Read-only; one ZRANGEBYSCORE.
+ */
+export async function laneReadyIds(
+  client: RedisClient,
+  keys: QueueKeys,
+  lane: string,
+  which: 'waiting' | 'prioritized',
+  offset: number,
+  count: number,
+): Promise<string[]> {
+  const [min, max] = which === 'waiting' ? ['0', '0'] : ['(0', '+inf'];
+  const members = await client.zrangebyscore(laneKey(keys, lane), min, max, 'LIMIT', offset, count);
+  return members.map((m) => m.slice(14));
 }

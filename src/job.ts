@@ -5,11 +5,13 @@
  */
 import type { JobOptions } from './options.js';
 import { scripts, type ScriptContext } from './scripts/index.js';
-import { errorFromCode, InvalidStateError } from './errors.js';
+import { ClosedError, errorFromCode, InvalidStateError, JobNotFoundError } from './errors.js';
+import type { QueueEvents } from './queue-events.js';
 import { jobKey, logsKey } from './keys.js';
+import { readDependencies, type Dependencies } from './flows.js';
 import * as v from './validate.js';
 
-export type JobState = 'waiting' | 'prioritized' | 'active' | 'delayed' | 'completed' | 'failed' | 'unknown';
+export type JobState = 'waiting' | 'prioritized' | 'active' | 'delayed' | 'completed' | 'failed' | 'waiting-children' | 'unknown';
 
 /** What a Job needs to reach Redis. */
 export interface JobContext extends ScriptContext {
@@ -17,9 +19,11 @@ export interface JobContext extends ScriptContext {
   readonly maxPayloadBytes: number;
   /** Most log lines kept per job (0 = all). */
   readonly keepLogs: number;
+  /** Called after a progress update is stored (the Worker re-emits it as its 'progress' event). */
+  readonly onProgress?: (job: Job, progress: unknown) => void;
 }
 
-const STATE: Record<string, JobState> = { a: 'active', d: 'delayed', c: 'completed', f: 'failed' };
+const STATE: Record<string, JobState> = { a: 'active', d: 'delayed', c: 'completed', f: 'failed', h: 'waiting-children' };
 
 function parseJson(s: string | undefined): unknown {
   if (s === undefined || s === '') return undefined;
@@ -58,6 +62,12 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   finishedOn: number | undefined;
   /** Internal state letter at the time of the snapshot. */
   protected stateCode: string | undefined;
+  /** A flow child's parent: its id, queue name and key prefix (docs/schedulers-and-flows.md). */
+  parent: { id: string; queue: string; prefix: string } | undefined;
+  /** The parent's job key (BullMQ's parentKey). */
+  parentKey: string | undefined;
+  /** Id of the job scheduler that made this job (BullMQ's repeatJobKey). */
+  repeatJobKey: string | undefined;
 
   constructor(
     protected readonly ctx: JobContext,
@@ -82,6 +92,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.processedOn = num(h.pOn);
     this.finishedOn = num(h.fOn);
     this.stateCode = h.st;
+    this.parentKey = h.pk;
+    this.parent = h.pid === undefined ? undefined : { id: h.pid, queue: h.pq ?? '', prefix: h.ppx ?? '' };
+    this.repeatJobKey = h.sid;
   }
 
   /** Builds a Job from a flat field/value list (HGETALL as an array). */
@@ -112,6 +125,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const json = v.encodeJson('progress', progress, this.ctx.maxPayloadBytes);
     this.check(await scripts.progress(this.ctx, { id: this.id, progress: json }), 'updateProgress');
     this.progress = progress;
+    this.ctx.onProgress?.(this, progress);
   }
 
   /** Appends a line to the job's log. Returns the number of lines kept. */
@@ -172,6 +186,82 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   async getState(): Promise<JobState> {
     const [st, prio] = await this.ctx.client.hmget(jobKey(this.ctx.keys, this.id), 'st', 'prio');
     return stateName(st ?? undefined, Number(prio ?? 0));
+  }
+
+  /**
+   * Resolves with the return value when the job completes; rejects with an Error whose message
+   * is the failed reason when it fails for good (an attempt that will be retried does not
+   * settle it). `queueEvents` must read this job's queue and be running. It subscribes first
+   * and reads the job's state after, so a finish in between is never missed. `ttl` (ms):
+   * reject with a timeout error after that long. A job that does not exist (never added, or
+   * already deleted, e.g. by `removeOnComplete: true`) rejects with JobNotFoundError. When the
+   * return value was too big for the event (`maxEventValueBytes`), it is read from the job.
+   */
+  waitUntilFinished(queueEvents: QueueEvents, ttl?: number): Promise<ReturnType> {
+    const qe = queueEvents as Partial<QueueEvents> | undefined;
+    if (!qe || typeof qe.on !== 'function' || typeof qe.waitUntilReady !== 'function' || !qe.keys) {
+      v.fail('queueEvents', 'a QueueEvents instance', queueEvents);
+    }
+    if (qe.keys.events !== this.ctx.keys.events) {
+      v.fail('queueEvents', `a QueueEvents of queue ${JSON.stringify(this.ctx.keys.queue)} (same prefix)`, qe.name);
+    }
+    if (ttl !== undefined) v.positiveInt('ttl', ttl);
+    const events = queueEvents;
+    const id = this.id;
+    const jk = jobKey(this.ctx.keys, id);
+    const client = this.ctx.client;
+    return new Promise<ReturnType>((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        if (timer) clearTimeout(timer);
+        events.off(`completed:${id}`, onCompleted);
+        events.off(`failed:${id}`, onFailed);
+        unsubscribeClosed();
+        fn();
+      };
+      const fromHash = () =>
+        client.hget(jk, 'rv').then(
+          (rv) => finish(() => resolve(parseJson(rv ?? undefined) as ReturnType)),
+          (err: unknown) => finish(() => reject(err)),
+        );
+      const onCompleted = (args: { returnvalue?: unknown; truncated?: string }) => {
+        if (args.truncated === '1' && !('returnvalue' in args)) void fromHash();
+        else finish(() => resolve(args.returnvalue as ReturnType));
+      };
+      const onFailed = (args: { failedReason?: string }) => finish(() => reject(new Error(args.failedReason ?? '')));
+      const onClosed = () => finish(() => reject(new ClosedError('QueueEvents')));
+      events.on(`completed:${id}`, onCompleted);
+      events.on(`failed:${id}`, onFailed);
+      const unsubscribeClosed = events.whenClosed(onClosed);
+      if (ttl !== undefined) {
+        timer = setTimeout(
+          () => finish(() => reject(new Error(`Job wait ${this.name} timed out before finishing, no finish notification arrived after ${ttl}ms (id=${id})`))),
+          ttl,
+        );
+      }
+      // Only now read the state: the reader's position is fixed (waitUntilReady), so any finish
+      // after the read below is delivered to the listeners above.
+      void (async () => {
+        await events.waitUntilReady();
+        const [st, rv, err] = await client.hmget(jk, 'st', 'rv', 'err');
+        if (st === 'c') finish(() => resolve(parseJson(rv ?? undefined) as ReturnType));
+        else if (st === 'f') finish(() => reject(new Error(err ?? '')));
+        else if (st === null) finish(() => reject(new JobNotFoundError(id, 'waitUntilFinished')));
+      })().catch((e: unknown) => finish(() => reject(e)));
+    });
+  }
+
+  /** A flow parent's completed children: child job key → return value. */
+  async getChildrenValues<T = any>(): Promise<Record<string, T>> {
+    return (await readDependencies(this.ctx.client, this.ctx.keys, this.id)).processed as Record<string, T>;
+  }
+
+  /** A flow parent's children by outcome (processed, unprocessed, ignored, failed, removed). */
+  getDependencies(): Promise<Dependencies> {
+    return readDependencies(this.ctx.client, this.ctx.keys, this.id);
   }
 
   /** Log lines, oldest first. */

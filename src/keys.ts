@@ -16,6 +16,13 @@
  *   jobBase   + id    → hash of one job                        (job:<id>)
  *   logsBase  + id    → list of one job's log lines            (logs:<id>)
  *   lrateBase + lane  → the lane's rate-window counter, PX ttl  (lrate:<lane>)
+ *   schedBase + id    → hash of one job scheduler              (sched:<id>)
+ *   depsBase  + id    → hash of a parent job's children         (deps:<id>)
+ *                       (child job key → status letter + value, docs/schedulers-and-flows.md)
+ *
+ * Deduplication ids are user strings too, but they never enter a key: they are fields of the
+ * fixed `dedup` hash (id → job id) and members of the fixed `dedupx` zset (throttle expiry),
+ * so obliterate can drop them with two fixed keys.
  */
 
 /** Default key prefix. */
@@ -71,6 +78,20 @@ export interface QueueKeys {
   readonly rate: string;
   /** List idle workers block on (BLPOP); holds at most one token. */
   readonly wake: string;
+  /** Hash deduplication id → id of the job that holds it (see docs/events.md#deduplication). */
+  readonly dedup: string;
+  /** Sorted set deduplication id → time (ms, Redis clock) its throttle window ends. */
+  readonly dedupx: string;
+  /** Sorted set job scheduler id → its next slot (ms, Redis clock). */
+  readonly scheds: string;
+  /** Sorted set parent job id → creation time: parents in state waiting-children. */
+  readonly wchildren: string;
+  /** Sorted set of child outcomes for parents in other queues (JSON entry → time written). */
+  readonly outbox: string;
+  /** Base for sched:<id> hashes (job schedulers). */
+  readonly schedBase: string;
+  /** Base for deps:<id> hashes (a parent's children and their outcomes). */
+  readonly depsBase: string;
   /** Base for lane:<lane> sorted sets. */
   readonly laneBase: string;
   /** Base for job:<id> hashes. */
@@ -105,6 +126,13 @@ export function queueKeys(queue: string, prefix: string = DEFAULT_PREFIX): Queue
     events: k('events'),
     rate: k('rate'),
     wake: k('wake'),
+    dedup: k('dedup'),
+    dedupx: k('dedupx'),
+    scheds: k('scheds'),
+    wchildren: k('wchildren'),
+    outbox: k('outbox'),
+    schedBase: k('sched:'),
+    depsBase: k('deps:'),
     laneBase: k('lane:'),
     jobBase: k('job:'),
     logsBase: k('logs:'),
@@ -118,6 +146,15 @@ export const laneKey = (keys: QueueKeys, lane: string): string => keys.laneBase 
 export const jobKey = (keys: QueueKeys, id: string): string => keys.jobBase + id;
 export const logsKey = (keys: QueueKeys, id: string): string => keys.logsBase + id;
 export const laneRateKey = (keys: QueueKeys, lane: string): string => keys.lrateBase + lane;
+export const schedulerKey = (keys: QueueKeys, id: string): string => keys.schedBase + id;
+export const depsKey = (keys: QueueKeys, id: string): string => keys.depsBase + id;
+
+/**
+ * Queue name of shard `index` of a sharded queue (src/sharded.ts): `<name>#<index>`, so shard i
+ * has the hash tag `{<name>#<index>}` and its own slot. A plain queue must not be named like a
+ * shard of a sharded one.
+ */
+export const shardQueueName = (name: string, index: number): string => `${name}#${index}`;
 
 /** Pattern matching every key of the queue (for tests and obliterate checks). */
 export const queueKeyPattern = (keys: QueueKeys): string => keys.base.replace(/[*?[\]\\]/g, '\\$&') + '*';

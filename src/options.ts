@@ -29,6 +29,19 @@ export interface JobOptions {
   removeOnComplete?: boolean | number | KeepJobs;
   /** Like removeOnComplete for failed jobs. Default `{ count: 10000 }`. */
   removeOnFail?: boolean | number | KeepJobs;
+  /**
+   * Deduplication (docs/events.md#deduplication). `{ id }`: while a job added with this id is
+   * waiting, delayed or active, adding another returns that job and creates none.
+   * `{ id, ttl }` (throttle, ms): for ttl ms after the first add, whatever that job does.
+   */
+  deduplication?: DeduplicationOptions;
+}
+
+export interface DeduplicationOptions {
+  /** Deduplication id: any non-empty string up to 1024 characters. */
+  id: string;
+  /** Throttle window in ms (a positive integer). Absent: held while the job is live. */
+  ttl?: number;
 }
 
 /** Defaults when neither the job nor the queue's defaultJobOptions says otherwise. */
@@ -49,19 +62,33 @@ export interface NormalizedJobOptions {
   /** [count (-1 all), age ms (0 none)] */
   keepCompleted: [number, number];
   keepFailed: [number, number];
+  deduplication?: { id: string; ttl: number };
 }
 
-const KNOWN = new Set(['priority', 'lane', 'delay', 'jobId', 'attempts', 'backoff', 'lifo', 'removeOnComplete', 'removeOnFail']);
+const KNOWN = new Set(['priority', 'lane', 'delay', 'jobId', 'attempts', 'backoff', 'lifo', 'removeOnComplete', 'removeOnFail', 'deduplication']);
 
 function keep(field: string, value: unknown, dflt: KeepJobs): [number, number] {
   if (value === undefined) value = dflt;
   if (value === true) return [0, 0];
   if (value === false) return [-1, 0];
   if (typeof value === 'number') return [v.nonNegativeInt(field, value), 0];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    v.fail(field, 'true, false, a count or { age?, count? }', value);
+  }
   const o = v.plainObject(field, value);
   const count = o.count === undefined ? -1 : v.nonNegativeInt(`${field}.count`, o.count);
   const age = o.age === undefined ? 0 : v.nonNegativeInt(`${field}.age`, o.age) * 1000;
   return [count, age];
+}
+
+function deduplication(value: unknown): { id: string; ttl: number } {
+  const o = v.plainObject('deduplication', value);
+  for (const k of Object.keys(o)) {
+    if (k !== 'id' && k !== 'ttl') v.fail(`deduplication.${k}`, 'one of the known fields (id, ttl)', k);
+  }
+  const id = v.nonEmptyString('deduplication.id', o.id);
+  const ttl = o.ttl === undefined ? 0 : v.positiveInt('deduplication.ttl', o.ttl);
+  return { id, ttl };
 }
 
 export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJobOptions {
@@ -81,6 +108,7 @@ export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJo
   if (o.jobId !== undefined) out.jobId = v.jobId(o.jobId);
   const backoff = normalizeBackoff(o.backoff);
   if (backoff) out.backoff = backoff;
+  if (o.deduplication !== undefined) out.deduplication = deduplication(o.deduplication);
   return out;
 }
 
@@ -89,5 +117,14 @@ export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOpti
   const s: Record<string, unknown> = { ...(user ?? {}) };
   s.attempts = n.attempts;
   if (n.backoff) s.backoff = n.backoff;
+  // Retention objects are stored as validated, { age, count }: other fields (which may not even
+  // be JSON, such as a cycle) are not kept.
+  for (const f of ['removeOnComplete', 'removeOnFail'] as const) {
+    const r = s[f];
+    if (typeof r === 'object' && r !== null) {
+      const { age, count } = r as KeepJobs;
+      s[f] = { ...(age === undefined ? {} : { age }), ...(count === undefined ? {} : { count }) };
+    }
+  }
   return JSON.stringify(s);
 }

@@ -4,14 +4,15 @@
  */
 import { EventEmitter } from 'node:events';
 import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
-import { ClosedError, errorFromCode, ActiveJobsError, InvalidStateError } from './errors.js';
+import { ClosedError, errorFromCode, ActiveJobsError, InvalidStateError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
-import { queueKeys, type QueueKeys } from './keys.js';
+import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { LaneControls } from './lanes.js';
 import { getJobCounts, getJobs, loadJobs, type JobCounts, type JobStateName } from './inspect.js';
 import { DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions } from './options.js';
 import { scripts, type AddJobArgs } from './scripts/index.js';
 import * as v from './validate.js';
+import * as schedulers from './schedulers.js';
 
 export interface QueueOptions {
   /** Redis URL, ioredis options, or an ioredis client (used as is, not closed by echomq). */
@@ -24,12 +25,37 @@ export interface QueueOptions {
   maxPayloadBytes?: number;
   /** Most log lines kept per job. Default 0 (all). */
   keepLogs?: number;
+  /**
+   * Capped streams. `events.maxLen`: approximate cap of the events stream that QueueEvents
+   * reads (meta field evmax; default 10000; 0 turns events off). Written at construction.
+   */
+  streams?: { events?: { maxLen?: number } };
+  /**
+   * Spread the queue over this many hash tags (`<name>#0` … `<name>#<n-1>`), lanes assigned to
+   * shards by a hash of the lane name: one queue outgrows one Redis (Cluster) node. 1 or absent
+   * = a plain queue. Refused (ShardCountError) when the queue has jobs under another count.
+   * See docs/scaling.md and src/sharded.ts.
+   */
+  shards?: number;
+  /** @internal Set by sharded.ts on the queue of one shard: generated ids stay unique across shards. */
+  shardOf?: { index: number; count: number };
 }
 
-/** Jobs per Redis call for maintenance work (drain, clean, obliterate, bulk removal). */
-const BATCH = 1000;
-/** Most jobs per addBulk call to Redis; bigger bulks are split (still one round trip per batch). */
-const ADD_BATCH = 1000;
+/** @internal Filled by sharded.ts (a static import would be a cycle): builds a sharded queue. */
+export const shardedQueueFactory: { create?: (name: string, opts: QueueOptions) => Queue } = {};
+
+/**
+ * Jobs per Redis call for maintenance work (drain, obliterate): ~3 µs a job, so a call stays
+ * near 1.5 ms however big the queue (test/reliability-bounded).
+ */
+const BATCH = 500;
+/** Jobs per remove-script call in clean(): each removal also writes an event (~10 µs a job). */
+const CLEAN_BATCH = 100;
+/**
+ * Most jobs per addBulk call to Redis; bigger bulks are split (one round trip per batch). An add
+ * costs Redis ~10–20 µs a job, so 100 keeps every call near 2 ms (test/reliability-bounded).
+ */
+const ADD_BATCH = 100;
 
 export interface BulkJob<D = any> {
   name: string;
@@ -40,28 +66,55 @@ export interface BulkJob<D = any> {
 export type CleanState = 'completed' | 'failed' | 'delayed' | 'wait' | 'waiting' | 'prioritized';
 
 export class Queue<DataType = any, ReturnType = any, NameType extends string = string> extends EventEmitter {
-  readonly name: string;
-  readonly keys: QueueKeys;
-  readonly lanes: LaneControls;
-  readonly opts: QueueOptions;
-  private readonly conn: Connection;
-  private readonly ctx: JobContext;
+  // `!`: with `shards > 1` the constructor returns a ShardedQueue instead of assigning these.
+  readonly name!: string;
+  readonly keys!: QueueKeys;
+  readonly lanes!: LaneControls;
+  readonly opts!: QueueOptions;
+  private readonly conn!: Connection;
+  private readonly ctx!: JobContext;
   private closed = false;
+  /** Pending write of settings given at construction (events cap); adds wait for it. */
+  private setup: Promise<unknown> | undefined;
 
   constructor(name: string, opts: QueueOptions = {}) {
     super();
     v.queueName(name);
     v.plainObject('opts', opts);
+    if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
+      if (!shardedQueueFactory.create) throw new Error('sharded queues need src/sharded.js loaded (import from the package index)');
+      return shardedQueueFactory.create(name, opts) as Queue<DataType, ReturnType, NameType>;
+    }
     const prefix = opts.prefix === undefined ? undefined : v.prefix(opts.prefix);
     if (opts.defaultJobOptions !== undefined) normalizeJobOptions(opts.defaultJobOptions, 'defaultJobOptions');
     const maxPayloadBytes = opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes);
     const keepLogs = opts.keepLogs === undefined ? 0 : v.nonNegativeInt('keepLogs', opts.keepLogs);
+    let evmax: number | undefined;
+    if (opts.streams !== undefined) {
+      const ev = v.plainObject('streams', opts.streams).events;
+      if (ev !== undefined) {
+        const max = v.plainObject('streams.events', ev).maxLen;
+        if (max !== undefined) evmax = v.nonNegativeInt('streams.events.maxLen', max);
+      }
+    }
     this.name = name;
     this.opts = opts;
     this.keys = queueKeys(name, prefix);
     this.conn = openConnection(opts.connection);
-    this.ctx = { client: this.conn.client, keys: this.keys, maxPayloadBytes, keepLogs };
+    // Lost connections are retried by ioredis (calls wait, or reject after its retries); the
+    // queue's 'error' listeners see each connection error (as QueueEvents does).
+    if (this.conn.owned) {
+      this.conn.client.on('error', (err: Error) => {
+        if (this.listenerCount('error') > 0) this.emit('error', err);
+      });
+    }
+    const ids = opts.shardOf ? { step: opts.shardOf.count, offset: opts.shardOf.index } : undefined;
+    this.ctx = { client: this.conn.client, keys: this.keys, maxPayloadBytes, keepLogs, ids };
     this.lanes = new LaneControls(this.ctx);
+    if (evmax !== undefined) {
+      this.setup = this.conn.client.hset(this.keys.meta, 'evmax', evmax);
+      this.setup.catch(() => {}); // reported by the first add that awaits it
+    }
     void checkEvictionPolicy(this.conn.client);
   }
 
@@ -74,7 +127,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     if (this.closed) throw new ClosedError(`Queue ${JSON.stringify(this.name)}`);
   }
 
-  private prepare(name: unknown, data: unknown, opts: JobOptions | undefined, field: string): AddJobArgs {
+  /** Validates and normalises one job for the add script (also used by sharded.ts). */
+  protected prepare(name: unknown, data: unknown, opts: JobOptions | undefined, field: string): AddJobArgs {
     v.string(`${field}name`, name);
     const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
     const n = normalizeJobOptions(merged, `${field}opts`);
@@ -89,6 +143,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       lifo: n.lifo,
       keepCompleted: n.keepCompleted,
       keepFailed: n.keepFailed,
+      dedupId: n.deduplication?.id,
+      dedupTtl: n.deduplication?.ttl,
     };
   }
 
@@ -96,19 +152,28 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
     this.open();
     const args = this.prepare(name, data, opts, '');
+    if (this.setup) await this.setup;
     const [r] = await scripts.add(this.ctx, [args]);
-    if (!r.created) return (await this.getJob(r.id))!;
+    // Not created: an existing jobId, or deduplicated (a throttle holder may be gone already).
+    if (!r.created) return (await this.getJob(r.id)) ?? this.snapshot(r.id, args);
     return this.snapshot(r.id, args);
   }
 
-  /** Adds many jobs; one round trip per 1,000. Validates all of them before writing any. */
+  /** Adds many jobs; one round trip per 100. Validates all of them before writing any. */
   async addBulk(jobs: ReadonlyArray<BulkJob<DataType>>): Promise<Array<Job<DataType, ReturnType, NameType>>> {
     this.open();
     if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
     const prepared = jobs.map((j, i) => {
       v.plainObject(`jobs[${i}]`, j);
-      return this.prepare(j.name, j.data, j.opts, `jobs[${i}].`);
+      try {
+        return this.prepare(j.name, j.data, j.opts, `jobs[${i}].`);
+      } catch (e) {
+        // Option checks name the bare option ('priority'); in a bulk, say which job it was.
+        if (e instanceof ValidationError && !e.field.startsWith('jobs[')) throw new ValidationError(`jobs[${i}].opts.${e.field}`, e.expected, e.got);
+        throw e;
+      }
     });
+    if (this.setup) await this.setup;
     const out: Array<Job<DataType, ReturnType, NameType>> = [];
     for (let i = 0; i < prepared.length; i += ADD_BATCH) {
       const batch = prepared.slice(i, i + ADD_BATCH);
@@ -116,7 +181,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       const existing = replies.filter((r) => !r.created).map((r) => r.id);
       const loaded = new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
       replies.forEach((r, k) => {
-        out.push((r.created ? this.snapshot(r.id, batch[k]) : loaded.get(r.id)) as Job<DataType, ReturnType, NameType>);
+        out.push((r.created ? this.snapshot(r.id, batch[k]) : loaded.get(r.id) ?? this.snapshot(r.id, batch[k])) as Job<DataType, ReturnType, NameType>);
       });
     }
     return out;
@@ -151,14 +216,15 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   }
 
   async count(): Promise<number> {
-    return this.getJobCountByTypes('waiting', 'prioritized', 'paused', 'delayed');
+    return this.getJobCountByTypes('waiting', 'prioritized', 'paused', 'delayed', 'waiting-children');
   }
 
   /** Re-scores a job; a waiting job moves to the back of its new tier. */
   async changePriority(id: string, priority: number, opts: { lifo?: boolean } = {}): Promise<void> {
     v.existingJobId(id);
     v.priority(priority);
-    const lifo = opts.lifo === undefined ? false : v.boolean('lifo', opts.lifo);
+    const o = v.plainObject('opts', opts);
+    const lifo = o.lifo === undefined ? false : v.boolean('lifo', o.lifo);
     const r = await scripts.changePriority(this.ctx, { id, priority, lifo });
     if (r < 0) throw errorFromCode(r, 'changePriority', id);
   }
@@ -184,6 +250,45 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
 
   async isPaused(): Promise<boolean> {
     return (await this.ctx.client.hget(this.keys.meta, 'paused')) === '1';
+  }
+
+  /**
+   * The id of the job holding a deduplication id, or undefined when the id is free (never
+   * used, released because its job finished, or its throttle window ended).
+   */
+  async getDeduplicationJobId(id: string): Promise<string | undefined> {
+    v.nonEmptyString('deduplication id', id);
+    const c = this.ctx.client;
+    const [[, holder], [, until], [, [sec, usec]]] = (await c.multi()
+      .hget(this.keys.dedup, id).zscore(this.keys.dedupx, id).time().exec()) as [
+      [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
+    if (!holder) return undefined;
+    if (until !== null) return Number(until) > Number(sec) * 1000 + Math.floor(Number(usec) / 1000) ? holder : undefined;
+    const st = await c.hget(jobKey(this.keys, holder), 'st');
+    return st !== null && st !== 'c' && st !== 'f' ? holder : undefined; // live = not finished
+  }
+
+  /** Frees a deduplication id at once, whatever holds it. Returns whether it was held. */
+  async removeDeduplicationKey(id: string): Promise<boolean> {
+    v.nonEmptyString('deduplication id', id);
+    const held = (await this.getDeduplicationJobId(id)) !== undefined;
+    await this.ctx.client.multi().hdel(this.keys.dedup, id).zrem(this.keys.dedupx, id).exec();
+    return held;
+  }
+
+  /**
+   * Queue-wide rate limit, shared by every worker: at most `max` jobs start per `duration` ms
+   * (meta rlmax/rldur, checked inside the claim). Workers with a `limiter` option set the same.
+   */
+  async setGlobalRateLimit(max: number, duration: number): Promise<void> {
+    v.integerIn('max', max, 1, 1_000_000_000);
+    v.integerIn('duration', duration, 1, 86_400_000);
+    await this.ctx.client.hset(this.keys.meta, 'rlmax', max, 'rldur', duration);
+  }
+
+  /** Removes the queue-wide rate limit (and any block set by worker.rateLimit). */
+  async removeGlobalRateLimit(): Promise<void> {
+    await this.ctx.client.multi().hdel(this.keys.meta, 'rlmax', 'rldur').del(this.keys.rate).exec();
   }
 
   /** Most jobs of the queue active at once across all workers; null removes the limit. */
@@ -214,7 +319,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     this.open();
     v.nonNegativeInt('grace', grace);
     v.nonNegativeInt('limit', limit);
-    const code = ({ completed: 'c', failed: 'f', delayed: 'd', wait: 'w', waiting: 'w', prioritized: 'w' } as const)[state];
+    const codes = { completed: 'c', failed: 'f', delayed: 'd', wait: 'w', waiting: 'w', prioritized: 'w' } as const;
+    const code = typeof state === 'string' && Object.hasOwn(codes, state) ? codes[state] : undefined;
     if (!code) v.fail('state', 'one of completed, failed, delayed, wait, waiting, prioritized', state);
     const [sec, usec] = await this.ctx.client.time();
     const cutoff = Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - grace;
@@ -222,7 +328,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     const removed: string[] = [];
     let start = 0;
     while (removed.length < max) {
-      const want = Math.min(BATCH, max - removed.length);
+      const want = Math.min(CLEAN_BATCH, max - removed.length);
       const candidates = await this.cleanCandidates(state, cutoff, start, want);
       if (candidates.length === 0) break;
       const res = await scripts.remove(this.ctx, { ids: candidates, state: code, cutoffMs: cutoff });
@@ -241,7 +347,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       return c.zrangebyscore(key, '-inf', cutoff, 'LIMIT', start, count);
     }
     if (state === 'delayed') return c.zrange(this.keys.delayed, start, start + count - 1);
-    const which = state === 'prioritized' ? 'prioritized' : 'waiting';
+    // Inspection files priority-0 ready jobs of a paused queue under 'paused'; they are still
+    // the waiting jobs to clean.
+    const which = state === 'prioritized' ? 'prioritized' : (await this.isPaused()) ? 'paused' : 'waiting';
     const jobs = await getJobs(this.ctx, [which], start, start + count - 1, true);
     return jobs.map((j) => j.id);
   }
@@ -256,10 +364,16 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     const force = opts.force === undefined ? false : v.boolean('force', opts.force);
     const budget = opts.count === undefined ? BATCH : v.positiveInt('count', opts.count);
     if (!force && (await this.ctx.client.zcard(this.keys.active)) > 0) throw new ActiveJobsError(this.name);
+    const wasPaused = await this.isPaused();
     await scripts.pause(this.ctx, true);
     for (;;) {
       const r = await scripts.obliterate(this.ctx, { budget, force });
-      if (typeof r === 'number') throw new ActiveJobsError(this.name);
+      if (typeof r === 'number') {
+        // A claim slipped in between the check and the pause: nothing was deleted, so leave the
+        // queue as it was.
+        if (!wasPaused) await scripts.pause(this.ctx, false);
+        throw new ActiveJobsError(this.name);
+      }
       if (r.done) return;
     }
   }
@@ -270,6 +384,49 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     const [r] = await scripts.remove(this.ctx, { ids: [id] });
     if (r === -3) throw new InvalidStateError(id, 'remove', 'is active; it can be removed once it finishes');
     if (r < 0) throw errorFromCode(r, 'remove', id);
+  }
+
+  /**
+   * Prometheus text exposition for this queue (counts, lanes, throughput, latency); see
+   * metrics.ts. Loaded on first use, so prom-client is only required by those who call it.
+   */
+  async exportPrometheusMetrics(opts: import('./metrics.js').MetricsOptions = {}): Promise<string> {
+    const { exportPrometheusMetrics } = await import('./metrics.js');
+    return exportPrometheusMetrics(this, opts);
+  }
+
+  /**
+   * Creates or updates a job scheduler: one job per slot, every `every` ms or on a cron
+   * `pattern` (docs/schedulers-and-flows.md). Upserting the same schedule again only updates the
+   * template, endDate and limit. Returns the job of the next slot (undefined when no slot is left).
+   */
+  async upsertJobScheduler(
+    id: string,
+    repeat: schedulers.RepeatOptions,
+    template?: schedulers.JobSchedulerTemplate<DataType>,
+  ): Promise<Job<DataType, ReturnType, NameType> | undefined> {
+    this.open();
+    return (await schedulers.upsertJobScheduler(this.ctx, this.opts.defaultJobOptions, id, repeat, template)) as
+      Job<DataType, ReturnType, NameType> | undefined;
+  }
+
+  getJobScheduler(id: string): Promise<schedulers.JobSchedulerJson<DataType> | undefined> {
+    return schedulers.getJobScheduler(this.ctx.client, this.keys, id);
+  }
+
+  /** Schedulers by next slot; asc=false (default, as in BullMQ) lists the latest first. */
+  getJobSchedulers(start = 0, end = -1, asc = false): Promise<Array<schedulers.JobSchedulerJson<DataType>>> {
+    return schedulers.getJobSchedulers(this.ctx.client, this.keys, start, end, asc);
+  }
+
+  getJobSchedulersCount(): Promise<number> {
+    return schedulers.getJobSchedulersCount(this.ctx.client, this.keys);
+  }
+
+  /** Removes a scheduler and its next job if that has not started. Returns whether it existed. */
+  async removeJobScheduler(id: string): Promise<boolean> {
+    this.open();
+    return schedulers.removeJobScheduler(this.ctx.client, this.keys, id);
   }
 
   /** Closes the connection if this queue opened it. Idempotent. */

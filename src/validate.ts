@@ -54,10 +54,17 @@ export const nonNegativeInt = (field: string, value: unknown): number =>
 export const positiveInt = (field: string, value: unknown): number =>
   integerIn(field, value, 1, Number.MAX_SAFE_INTEGER, 'a positive integer');
 
+/**
+ * A lone UTF-16 surrogate cannot be encoded as UTF-8: Redis would store U+FFFD instead, so the
+ * string would not round-trip and two different names could meet in one key.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 export function nonEmptyString(field: string, value: unknown, maxLen = MAX_NAME_LENGTH): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > maxLen) {
     fail(field, `a non-empty string of at most ${maxLen} characters`, value);
   }
+  if (LONE_SURROGATE.test(value)) fail(field, 'a well-formed Unicode string (no lone surrogates)', value);
   return value;
 }
 
@@ -65,6 +72,7 @@ export function string(field: string, value: unknown, maxLen = MAX_NAME_LENGTH):
   if (typeof value !== 'string' || value.length > maxLen) {
     fail(field, `a string of at most ${maxLen} characters`, value);
   }
+  if (LONE_SURROGATE.test(value)) fail(field, 'a well-formed Unicode string (no lone surrogates)', value);
   return value;
 }
 
@@ -114,8 +122,10 @@ export function encodeJson(field: string, value: unknown, maxBytes: number): str
     fail(field, 'a JSON-serialisable value without cycles', value);
   }
   if (json === undefined) fail(field, 'a JSON-serialisable value', value);
-  if (json.length > maxBytes && Buffer.byteLength(json) > maxBytes) {
-    fail(field, `at most ${maxBytes} bytes of JSON`, `${Buffer.byteLength(json)} bytes`);
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: only a string that could be over is measured.
+  if (json.length * 3 > maxBytes && Buffer.byteLength(json) > maxBytes) {
+    // Not through fail(): the size is a measurement, not a user string to be quoted.
+    throw new ValidationError(field, `at most ${maxBytes} bytes of JSON`, `${Buffer.byteLength(json)} bytes`);
   }
   return json;
 }

@@ -6,12 +6,15 @@
 import { EventEmitter } from 'node:events';
 import { backoffDelay, normalizeBackoff, type BackoffStrategy } from './backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
-import { StaleJobError, UnrecoverableError, errorFromCode } from './errors.js';
+import { RateLimitError, StaleJobError, UnrecoverableError, errorFromCode } from './errors.js';
 import { Job, type JobContext } from './job.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { DEFAULT_MAX_PAYLOAD } from './options.js';
 import { scripts, type ClaimReply, type ClaimedJob } from './scripts/index.js';
 import * as v from './validate.js';
+import { advanceScheduler, repairSchedulers } from './schedulers.js';
+import { drainOutbox, mayWriteOutbox } from './flows.js';
+import type { SlotPool } from './sharded-worker.js';
 
 export type Processor<D = any, R = any, N extends string = string> = (
   job: Job<D, R, N>,
@@ -45,29 +48,55 @@ export interface WorkerOptions {
   keepLogs?: number;
   /** Return values up to this many bytes are copied into the `completed` event. Default 16384. */
   maxEventValueBytes?: number;
+  /**
+   * Queue-wide rate limit: at most `max` jobs start per `duration` ms across all workers of the
+   * queue. Written to the queue's meta (rlmax, rldur) when the worker starts; the last worker
+   * started wins. Default none. See docs/events.md#rate-limits.
+   */
+  limiter?: { max: number; duration: number };
+  /**
+   * Serve a sharded queue (`new Queue(name, { shards })`): the same count as the queue's.
+   * `concurrency` is then shared by all shards. See docs/scaling.md. Default: a plain queue.
+   */
+  shards?: number;
+  /** @internal Set by sharded-worker.ts on the worker of one shard: concurrency shared with the other shards. */
+  slotPool?: SlotPool;
 }
+
+/** @internal Filled by sharded-worker.ts (a static import would be a cycle): builds a sharded worker. */
+export const shardedWorkerFactory: { create?: (name: string, processor: Processor, opts: WorkerOptions) => Worker } = {};
 
 interface Running {
   job: Job;
   token: string;
   ac: AbortController;
   lost: boolean;
+  /** Set by cancelJob: the reason the job's attempt fails with. */
+  cancelled?: string;
 }
+
+/** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
+const RATE_BLOCK = 2 ** 50;
+/** Largest limiter.max (stays far below RATE_BLOCK). */
+const MAX_RATE = 1_000_000_000;
 
 const STALL_BATCH = 100;
 const MAX_STALL_BATCHES = 10;
 
 export class Worker<D = any, R = any, N extends string = string> extends EventEmitter {
-  readonly name: string;
-  readonly keys: QueueKeys;
-  readonly opts: Required<Pick<WorkerOptions, 'concurrency' | 'lockDuration' | 'stalledInterval' | 'maxStalledCount' | 'drainDelay'>>;
-  private readonly processor: Processor<D, R, N>;
-  private readonly conn: Connection;
+  // `!`: with `shards > 1` the constructor returns a ShardedWorker instead of assigning these.
+  readonly name!: string;
+  readonly keys!: QueueKeys;
+  readonly opts!: Required<Pick<WorkerOptions, 'concurrency' | 'lockDuration' | 'stalledInterval' | 'maxStalledCount' | 'drainDelay'>>;
+  private readonly processor!: Processor<D, R, N>;
+  private readonly conn!: Connection;
   private blockConn: Connection | undefined;
-  private readonly ctx: JobContext;
-  private readonly strategies: Record<string, BackoffStrategy>;
+  private readonly ctx!: JobContext;
+  private readonly strategies!: Record<string, BackoffStrategy>;
   private readonly fallbackStrategy?: BackoffStrategy;
-  private readonly maxEventValueBytes: number;
+  private readonly maxEventValueBytes!: number;
+  private readonly pool: SlotPool | undefined;
+  private readonly limiter: { max: number; duration: number } | undefined;
   private readonly running = new Map<string, Running>();
   private reserved = 0;
   private runningLoop: Promise<void> | undefined;
@@ -76,6 +105,8 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   private paused = false;
   private hadWork = false;
   private wakeLocal: (() => void) | undefined;
+  /** The BLPOP in flight on the blocking connection (see block()); resolves to an error or undefined. */
+  private blpop: Promise<unknown> | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
 
@@ -84,6 +115,10 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     v.queueName(name);
     if (typeof processor !== 'function') v.fail('processor', 'a function (job, token, signal) => result', processor);
     v.plainObject('opts', opts);
+    if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
+      if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/sharded-worker.js loaded (import from the package index)');
+      return shardedWorkerFactory.create(name, processor as Processor, opts) as Worker<D, R, N>;
+    }
     const prefix = opts.prefix === undefined ? undefined : v.prefix(opts.prefix);
     this.opts = {
       concurrency: opts.concurrency === undefined ? 1 : v.integerIn('concurrency', opts.concurrency, 1, 100_000),
@@ -97,6 +132,13 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     this.keys = queueKeys(name, prefix);
     this.strategies = opts.backoffStrategies ?? {};
     this.fallbackStrategy = opts.settings?.backoffStrategy;
+    if (opts.limiter !== undefined) {
+      const l = v.plainObject('limiter', opts.limiter);
+      this.limiter = {
+        max: v.integerIn('limiter.max', l.max, 1, MAX_RATE),
+        duration: v.integerIn('limiter.duration', l.duration, 1, 86_400_000),
+      };
+    }
     this.maxEventValueBytes = opts.maxEventValueBytes === undefined ? 16384 : v.nonNegativeInt('maxEventValueBytes', opts.maxEventValueBytes);
     this.conn = openConnection(opts.connection, { persistent: true });
     this.ctx = {
@@ -104,8 +146,11 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       keys: this.keys,
       maxPayloadBytes: opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes),
       keepLogs: opts.keepLogs === undefined ? 0 : v.nonNegativeInt('keepLogs', opts.keepLogs),
+      onProgress: (job, progress) => this.emit('progress', job, progress),
     };
     this.conn.client.on('error', (err: Error) => this.reportError(err));
+    this.pool = opts.slotPool;
+    this.pool?.join(this, { load: () => this.running.size + this.reserved, poke: () => this.poke() });
     if (opts.autorun !== false) void this.run().catch((err) => this.reportError(err));
   }
 
@@ -167,11 +212,13 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   }
 
   private free(): number {
-    return this.opts.concurrency - this.running.size - this.reserved;
+    const own = this.opts.concurrency - this.running.size - this.reserved;
+    return this.pool ? this.pool.free(this, own) : own;
   }
 
   private async loop(): Promise<void> {
     let failures = 0;
+    await this.applyLimiter();
     while (!this.stopping) {
       if (this.paused || this.free() <= 0) {
         await this.waitLocal();
@@ -185,6 +232,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
         failures = 0;
       } catch (err) {
         this.reserved -= n;
+        this.pool?.released(this);
         if (this.stopping) break;
         this.reportError(err);
         failures++;
@@ -193,6 +241,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       }
       this.reserved -= n;
       this.startJobs(reply.jobs);
+      this.pool?.claimed(this, n, reply.jobs.length);
       if (reply.jobs.length === 0 && !this.stopping) {
         if (this.hadWork && this.running.size === 0) {
           this.hadWork = false;
@@ -209,13 +258,25 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     if (wakeInMs >= 0) seconds = Math.min(seconds, Math.max(0.001, wakeInMs / 1000));
     const client = this.blockConn!.client;
     const local = this.waitLocal();
+    // A poke can end a block before its BLPOP returns. That BLPOP stays in flight and is awaited
+    // again here, never stacked behind: a second BLPOP would queue on the same connection while
+    // the first one took the next wake token and nobody looked at it (a lost wake-up).
+    this.blpop ??= client.blpop(this.keys.wake, seconds).then(
+      () => undefined,
+      (err: unknown) => err ?? new Error('blpop failed'),
+    ).finally(() => {
+      this.blpop = undefined;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const due = new Promise<void>((r) => (timer = setTimeout(r, seconds * 1000)));
     try {
-      await Promise.race([client.blpop(this.keys.wake, seconds), local]);
-    } catch (err) {
-      if (!this.stopping) {
+      const err = await Promise.race([this.blpop, local, due]);
+      if (err && !this.stopping) {
         this.reportError(err);
         await sleep(100);
       }
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -230,6 +291,8 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     this.running.set(job.id, run);
     this.hadWork = true;
     this.emit('active', job, 'waiting');
+    // Job schedulers: the claimed job's start makes the job of the scheduler's next slot.
+    if (job.repeatJobKey !== undefined) void advanceScheduler(this.ctx.client, this.keys, job.repeatJobKey).catch((e) => this.hookError(e));
     void this.execute(run);
   }
 
@@ -245,12 +308,80 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       error = err;
     }
     if (ok) await this.settleCompleted(run, result);
+    else if (run.cancelled !== undefined) await this.settleFailed(run, cancelError(run.cancelled, error));
+    else if (isRateLimitError(error)) await this.handBack(run);
     else await this.settleFailed(run, toError(error));
+  }
+
+  /** Stores the limiter option in the queue's meta before the first claim (retried until it lands). */
+  private async applyLimiter(): Promise<void> {
+    if (!this.limiter) return;
+    for (let failures = 1; !this.stopping; failures++) {
+      try {
+        await this.conn.client.hset(this.keys.meta, 'rlmax', this.limiter.max, 'rldur', this.limiter.duration);
+        return;
+      } catch (err) {
+        if (this.stopping) return;
+        this.reportError(err);
+        await sleep(Math.min(5000, 50 * 2 ** Math.min(failures, 7)));
+      }
+    }
+  }
+
+  /** The processor threw RateLimitError: the job goes back to ready without using an attempt. */
+  private async handBack(run: Running): Promise<void> {
+    try {
+      const r = await scripts.moveToWait(this.ctx, { id: run.job.id, token: run.token });
+      this.release(run);
+      if (r < 0) this.reportError(errorFromCode(r, 'moveToWait', run.job.id));
+    } catch (err) {
+      this.release(run);
+      this.reportError(err);
+    }
+    this.poke();
+  }
+
+  /** BullMQ's spelling: `throw Worker.RateLimitError()` from a processor. */
+  static RateLimitError(): RateLimitError {
+    return new RateLimitError();
+  }
+
+  /**
+   * Blocks claims of the whole queue (every worker) for `ms` milliseconds: sets the global rate
+   * counter to its block value with PX ms. Typical with `throw Worker.RateLimitError()` when an
+   * upstream API answers 429.
+   */
+  async rateLimit(ms: number): Promise<void> {
+    v.integerIn('ms', ms, 1, 86_400_000);
+    await this.conn.client.set(this.keys.rate, RATE_BLOCK, 'PX', ms);
+  }
+
+  /**
+   * Cancels a job this worker is running: aborts the signal passed to the processor with
+   * `reason` (default 'job cancelled'). Cancellation is cooperative: when the processor then
+   * throws (anything), the attempt fails with `reason` (retried if attempts remain; throw an
+   * UnrecoverableError to prevent that); if it returns normally, the job completes. Returns
+   * whether the job was running here.
+   */
+  cancelJob(jobId: string, reason?: string): boolean {
+    v.existingJobId(jobId);
+    if (reason !== undefined) v.string('reason', reason, 10_000);
+    const run = this.running.get(jobId);
+    if (!run) return false;
+    cancelRun(run, reason ?? 'job cancelled');
+    return true;
+  }
+
+  /** Cancels every job this worker is running (see cancelJob). Returns how many. */
+  cancelAllJobs(reason?: string): number {
+    if (reason !== undefined) v.string('reason', reason, 10_000);
+    for (const run of this.running.values()) cancelRun(run, reason ?? 'job cancelled');
+    return this.running.size;
   }
 
   /** How many jobs a settle call should claim for this worker: the slot it frees, if running. */
   private fetchCount(): number {
-    return this.stopping || this.paused ? 0 : 1;
+    return this.stopping || this.paused || (this.pool && !this.pool.mayRefetch(this)) ? 0 : 1;
   }
 
   private async settleCompleted(run: Running, result: R | undefined): Promise<void> {
@@ -322,12 +453,15 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       return;
     }
     onOk();
+    // Flows: a parent in another queue learns the outcome through this queue's outbox.
+    if (mayWriteOutbox(run.job.parentKey)) void drainOutbox(this.ctx.client, this.keys).catch((e) => this.hookError(e));
     if (reply.jobs.length > 0) this.startJobs(reply.jobs);
     else this.poke();
   }
 
   private release(run: Running): void {
     this.running.delete(run.job.id);
+    this.pool?.released(this);
   }
 
   /** Renews every running job's lease in one call; jobs whose lease is gone are aborted. */
@@ -350,6 +484,11 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     }
   }
 
+  /** Errors of the flow/scheduler follow-up calls: the sweep retries them, so closing hides them. */
+  private hookError(err: unknown): void {
+    if (!this.stopping) this.reportError(err);
+  }
+
   /** The bounded stall sweep: expired leases go back to their lane or fail. */
   private async sweepStalled(): Promise<void> {
     if (this.stopping) return;
@@ -360,6 +499,8 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
         for (const id of r.failed) this.emit('stalled', id, 'active');
         if (r.requeued.length + r.failed.length < STALL_BATCH) break;
       }
+      await drainOutbox(this.ctx.client, this.keys); // flow outcomes left by a crash (flows.ts)
+      await repairSchedulers(this.ctx.client, this.keys); // scheduler slots a crash left unmade
     } catch (err) {
       if (!this.stopping) this.reportError(err);
     }
@@ -389,6 +530,25 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     })();
     return this.closing;
   }
+}
+
+function cancelRun(run: Running, reason: string): void {
+  if (run.cancelled !== undefined) return;
+  run.cancelled = reason;
+  run.ac.abort(reason);
+}
+
+/** The error a cancelled attempt fails with: the cancel reason (unrecoverable stays so). */
+function cancelError(reason: string, thrown: unknown): Error {
+  if (thrown instanceof Error && thrown.message === reason) return thrown;
+  if (thrown instanceof UnrecoverableError || (thrown instanceof Error && thrown.name === 'UnrecoverableError')) {
+    return new UnrecoverableError(reason);
+  }
+  return new Error(reason);
+}
+
+function isRateLimitError(e: unknown): boolean {
+  return e instanceof RateLimitError || (e instanceof Error && e.name === 'RateLimitError');
 }
 
 function toError(e: unknown): Error {

@@ -1,29 +1,51 @@
 -- add: adds one or more jobs (a bulk add is one call).
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, laneBase, jobBase
--- ARGV: [1] job count n, then 12 fields per job:
+-- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, laneBase, jobBase
+-- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
+--   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
+--   (id - 1) mod step names the shard), then 14 fields per job:
 --   id ('' = next numeric id), name, data (JSON), opts (JSON), priority (integer 0..2097151),
 --   lane, delay (ms, 0 = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all),
---   keepCompletedAgeMs (0 = no age limit), keepFailedCount, keepFailedAgeMs
+--   keepCompletedAgeMs (0 = no age limit), keepFailedCount, keepFailedAgeMs,
+--   dedupId ('' = none), dedupTtlMs (0 = simple mode: held while the job is live)
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
---   that id already existed (it is returned unchanged).
+--   that id already existed or a live job holds the dedup id (that job's id is returned and
+--   nothing is written but the event).
 -- Errors: none (input is validated by the caller before the call).
--- Events: added (jobId, name, lane, delay), waiting | delayed.
+-- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
+--   existing job, and dedupId when deduplicated by id) instead when nothing was created.
 --!include lib/common.lua
 --!include lib/lanes.lua
+--!include lib/dedup.lua
 
-local n = tonumber(ARGV[1])
+local n, idStep, idOffset = string.match(ARGV[1], '^(%d+):(%d+):(%d+)$')
+if n then n, idStep, idOffset = tonumber(n), tonumber(idStep), tonumber(idOffset)
+else n, idStep, idOffset = tonumber(ARGV[1]), 1, 0 end
 local now = nowMs()
 local out = {}
 local readyAdded = false
 for j = 0, n - 1 do
-  local b = 2 + j * 12
+  local b = 2 + j * 14
   local id = ARGV[b]
-  if id == '' then id = tostring(redis.call('HINCRBY', K.meta, 'id', 1)) end
+  local dd = ARGV[b + 12]
+  local holder
+  if dd ~= '' then
+    dedupSweep(now)
+    holder = dedupHolder(dd, now)
+  end
+  if not holder and id == '' then
+    id = string.format('%d', (redis.call('HINCRBY', K.meta, 'id', 1) - 1) * idStep + idOffset + 1)
+  end
   local jk = K.jobBase .. id
-  if redis.call('EXISTS', jk) == 1 then
+  if holder then
+    out[#out + 1] = holder
+    out[#out + 1] = 0
+    emit('duplicated', 'jobId', holder, 'dedupId', dd)
+  elseif redis.call('EXISTS', jk) == 1 then
     out[#out + 1] = id
     out[#out + 1] = 0
+    emit('duplicated', 'jobId', id)
   else
+    if dd ~= '' then dedupTake(dd, id, tonumber(ARGV[b + 13]), now) end
     local prio = tonumber(ARGV[b + 4])
     local lane = ARGV[b + 5]
     local delay = tonumber(ARGV[b + 6])

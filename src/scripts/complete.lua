@@ -1,17 +1,21 @@
 -- complete: settles an active job as completed, then claims the worker's next jobs in the
 -- same call.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox
 -- ARGV: [1] job id, [2] token (the job's att when claimed), [3] return value (JSON),
 --   [4] jobs to claim next (0 = none), [5] lease (ms) for them,
 --   [6] largest return value (bytes) copied into the completed event
 -- Returns: {claimed, nextWakeAt, id1, fields1, ...} like claim, or {code} on error:
 -- Errors: -1 no such job; -2 stale token (the lease was lost: the job was recovered, is held
 --   under a newer token, or already finished).
--- Events: completed (jobId, returnvalue, prev).
+-- Events: completed (jobId, returnvalue, prev); a flow child releases its parent in this queue
+--   when it was the last pending child: waiting | delayed (jobId of the parent). A parent in
+--   another queue is told through the outbox (lib/flow.lua).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
 --!include lib/claim.lua
+--!include lib/newjob.lua
+--!include lib/flow.lua
 
 local id, token = ARGV[1], ARGV[2]
 local jk = K.jobBase .. id
@@ -28,6 +32,7 @@ if #ARGV[3] <= tonumber(ARGV[6]) then
 else
   emit('completed', 'jobId', id, 'prev', 'active', 'truncated', '1')
 end
+flowSettled(jk, id, 'c', ARGV[3], now) -- flows: tell the parent (lib/flow.lua)
 recordFinished(K.completed, id, tonumber(f[4]), tonumber(f[5]), now)
 
 local out = {}

@@ -1,17 +1,21 @@
 -- fail: settles an active job whose attempt failed: retries it (at once, back of its tier, or
 -- after a backoff delay) or fails it for good; then claims the worker's next jobs.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox
 -- ARGV: [1] job id, [2] token, [3] failed reason, [4] stack trace (JSON array),
 --   [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to claim next,
 --   [7] lease (ms) for them, [8] '1' when the attempts ran out (emits retries-exhausted)
 -- Returns: like claim ({claimed, nextWakeAt, ...}), or {code} on error.
 -- Errors: -1 no such job; -2 stale token.
 -- Events: failed (jobId, failedReason, prev) and retries-exhausted when final; otherwise
---   retrying then delayed (jobId, delay) or waiting (jobId, prev).
+--   retrying then delayed (jobId, delay) or waiting (jobId, prev). A flow child that fails for
+--   good with a policy tells its parent (lib/flow.lua): the parent is released (waiting |
+--   delayed) or fails (failed, prev waiting-children).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
 --!include lib/claim.lua
+--!include lib/newjob.lua
+--!include lib/flow.lua
 
 local id, token = ARGV[1], ARGV[2]
 local jk = K.jobBase .. id
@@ -30,6 +34,7 @@ if delay < 0 then
   redis.call('HSET', jk, 'st', 'f', 'fOn', now)
   emit('failed', 'jobId', id, 'failedReason', ARGV[3], 'prev', 'active')
   if ARGV[8] == '1' then emit('retries-exhausted', 'jobId', id, 'attemptsMade', made) end
+  flowSettled(jk, id, 'f', ARGV[3], now) -- flows: tell the parent (lib/flow.lua)
   recordFinished(K.failed, id, tonumber(f[4]), tonumber(f[5]), now)
 elseif delay > 0 then
   redis.call('HSET', jk, 'st', 'd')

@@ -6,10 +6,13 @@ import type { QueueKeys } from '../keys.js';
 import type { RedisClient } from '../connection.js';
 import { loadScript } from './loader.js';
 import { runScript } from './runner.js';
+import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 
 export interface ScriptContext {
   readonly client: RedisClient;
   readonly keys: QueueKeys;
+  /** Set for shard `offset` of a sharded queue of `step` shards: how add generates ids. */
+  readonly ids?: { readonly step: number; readonly offset: number };
 }
 
 const call = (name: string) => {
@@ -37,10 +40,11 @@ const raw = {
   progress: call('progress'),
   updateData: call('updateData'),
   addLog: call('addLog'),
+  moveToWait: call('moveToWait'),
 };
 
 /** Names of every transition script (for docs and tests). */
-export const SCRIPT_NAMES = Object.keys(raw);
+export const SCRIPT_NAMES = [...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES];
 
 /** One job as the add script takes it. */
 export interface AddJobArgs {
@@ -54,6 +58,9 @@ export interface AddJobArgs {
   lifo: boolean;
   keepCompleted: [number, number];
   keepFailed: [number, number];
+  /** Deduplication id ('' or absent = none) and throttle ttl in ms (0 = simple mode). */
+  dedupId?: string;
+  dedupTtl?: number;
 }
 
 /** A claimed job: its id and its hash as a field/value list. */
@@ -80,10 +87,10 @@ function parseClaim(reply: unknown): ClaimReply | number {
 
 export const scripts = {
   async add(ctx: ScriptContext, jobs: readonly AddJobArgs[]): Promise<Array<{ id: string; created: boolean }>> {
-    const args: Array<string | number> = [jobs.length];
+    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length];
     for (const j of jobs) {
       args.push(j.id, j.name, j.data, j.opts, j.priority, j.lane, j.delay, j.lifo ? '1' : '0',
-        j.keepCompleted[0], j.keepCompleted[1], j.keepFailed[0], j.keepFailed[1]);
+        j.keepCompleted[0], j.keepCompleted[1], j.keepFailed[0], j.keepFailed[1], j.dedupId ?? '', j.dedupTtl ?? 0);
     }
     const r = (await raw.add(ctx, args)) as Array<string | number>;
     const out: Array<{ id: string; created: boolean }> = [];
@@ -154,4 +161,6 @@ export const scripts = {
   progress: async (ctx: ScriptContext, a: { id: string; progress: string }) => Number(await raw.progress(ctx, [a.id, a.progress])),
   updateData: async (ctx: ScriptContext, a: { id: string; data: string }) => Number(await raw.updateData(ctx, [a.id, a.data])),
   addLog: async (ctx: ScriptContext, a: { id: string; line: string; keep: number }) => Number(await raw.addLog(ctx, [a.id, a.line, a.keep])),
+  /** Hands an active job back to ready without counting an attempt: 1, or -1 missing / -2 stale. */
+  moveToWait: async (ctx: ScriptContext, a: { id: string; token: string }) => Number(await raw.moveToWait(ctx, [a.id, a.token])),
 };

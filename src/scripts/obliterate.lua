@@ -1,6 +1,6 @@
 -- obliterate: deletes the whole queue, jobs and settings, in bounded batches; the caller
 -- pauses the queue first and repeats until the reply says done.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, wake, rate, dedup, dedupx, laneBase, jobBase, logsBase, lrateBase, wchildren, scheds, outbox, schedBase, depsBase
 -- ARGV: [1] budget (most jobs deleted in this call), [2] '1' = force (also delete active jobs)
 -- Returns: {deleted, done (1/0)}.
 -- Errors: -4 the queue has active jobs and force was not given (nothing is deleted).
@@ -18,8 +18,15 @@ local function dropSet(key)
   deleted = deleted + #ids
 end
 
-for _, key in ipairs({ K.active, K.delayed, K.completed, K.failed }) do
+for _, key in ipairs({ K.active, K.delayed, K.completed, K.failed, K.wchildren }) do
   if deleted < budget then dropSet(key) end
+end
+-- Job schedulers (one hash each), counted against the same budget.
+if deleted < budget then
+  local sids = redis.call('ZRANGE', K.scheds, 0, budget - deleted - 1)
+  for _, sid in ipairs(sids) do redis.call('DEL', K.schedBase .. sid) end
+  if #sids > 0 then redis.call('ZREMRANGEBYRANK', K.scheds, 0, #sids - 1) end
+  deleted = deleted + #sids
 end
 local visited = 0
 while deleted < budget and visited < budget do
@@ -39,5 +46,6 @@ end
 if deleted >= budget or visited >= budget then return {deleted, 0} end
 -- Everything job-shaped is gone: drop the fixed keys. UNLINK frees large ones in the background.
 redis.call('UNLINK', K.meta, K.ring, K.inring, K.lanes, K.lweight, K.llimit, K.lactive, K.lpaused,
-  K.lrate, K.rlwait, K.active, K.delayed, K.completed, K.failed, K.events, K.wake, K.rate)
+  K.lrate, K.rlwait, K.active, K.delayed, K.completed, K.failed, K.events, K.wake, K.rate,
+  K.dedup, K.dedupx, K.wchildren, K.scheds, K.outbox)
 return {deleted, 1}

@@ -1,14 +1,17 @@
 -- recover: the stall sweep. Moves jobs whose lease expired back to the front of their tier
 -- (they keep their lane member, so they sort before everything that arrived after them) and
 -- counts a stall; a job stalled more than maxStalledCount times fails with reason "stalled".
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, failed, events, wake, laneBase, jobBase, logsBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, failed, events, wake, laneBase, jobBase, logsBase, delayed, depsBase, wchildren, outbox
 -- ARGV: [1] maxStalledCount, [2] batch size (most jobs handled per call)
 -- Returns: {requeuedIds, failedIds} (two lists).
 -- Errors: none.
--- Events: stalled (jobId) per requeued job; failed (jobId, failedReason "stalled") per failed.
+-- Events: stalled (jobId) per requeued job; failed (jobId, failedReason "stalled") per failed;
+--   a failed flow child tells its parent as fail.lua does (lib/flow.lua).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
+--!include lib/newjob.lua
+--!include lib/flow.lua
 
 local now = nowMs()
 local maxStalled = tonumber(ARGV[1])
@@ -25,6 +28,7 @@ for _, id in ipairs(ids) do
       redis.call('HSET', jk, 'st', 'f', 'fOn', now, 'err', 'stalled', 'stack', '[]')
       releaseActive(f[1])
       emit('failed', 'jobId', id, 'failedReason', 'stalled', 'prev', 'active')
+      flowSettled(jk, id, 'f', 'stalled', now) -- flows: tell the parent (lib/flow.lua)
       recordFinished(K.failed, id, tonumber(f[4]), tonumber(f[5]), now)
       failed[#failed + 1] = id
     else

@@ -1,19 +1,23 @@
 -- remove: deletes jobs that are not active, from whatever state they are in, keeping lane
 -- counts and the ring right. Also the batch step of clean() (with a state and age filter).
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, completed, failed, events, laneBase, jobBase, logsBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, completed, failed, events, laneBase, jobBase, logsBase, wake, wchildren, outbox, depsBase
 -- ARGV: [1] state filter: '' any, or one of w (ready), d, c, f; [2] cutoff (ms): remove only
 --   jobs whose timestamp (finish time for c/f, creation time otherwise) is <= cutoff
 --   ('' = no cutoff); [3..] job ids (at most a bounded batch; the caller splits)
 -- Returns: list of per-id results: 1 removed, -1 no such job, -3 active (not removed) or not
 --   matching the filter.
 -- Errors: per id, as above.
--- Events: removed (jobId, prev) per removed job.
+-- Events: removed (jobId, prev) per removed job; a removed flow child no longer holds its
+--   parent (lib/flow.lua): the parent may become waiting | delayed.
 --!include lib/common.lua
 --!include lib/lanes.lua
+--!include lib/retention.lua
+--!include lib/newjob.lua
+--!include lib/flow.lua
 
 local filter = ARGV[1]
 local cutoff = tonumber(ARGV[2])
-local names = { w = 'waiting', d = 'delayed', c = 'completed', f = 'failed' }
+local names = { w = 'waiting', d = 'delayed', c = 'completed', f = 'failed', h = 'waiting-children' }
 local res = {}
 for i = 3, #ARGV do
   local id = ARGV[i]
@@ -39,7 +43,10 @@ for i = 3, #ARGV do
       redis.call('ZREM', K.completed, id)
     elseif st == 'f' then
       redis.call('ZREM', K.failed, id)
+    elseif st == 'h' then
+      redis.call('ZREM', K.wchildren, id)
     end
+    flowSettled(jk, id, 'r', '', nowMs()) -- flows: a removed child no longer holds its parent
     deleteJob(id)
     emit('removed', 'jobId', id, 'prev', names[st] or st)
   end

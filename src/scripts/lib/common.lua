@@ -35,7 +35,9 @@ local function memberId(member)
   return string.sub(member, 15)
 end
 
--- Deletes a job's hash and logs.
+-- Deletes a job's hash and logs (and a flow parent's deps hash, in scripts that declare
+-- depsBase: every script that can delete a parent does).
 local function deleteJob(id)
   redis.call('DEL', K.jobBase .. id, K.logsBase .. id)
+  if K.depsBase then redis.call('DEL', K.depsBase .. id) end
 end

@@ -1,0 +1,478 @@
+/**
+ * Sharded queues: one logical queue over several hash tags, so that one queue can outgrow one
+ * Redis (Cluster) node. `new Queue(name, { shards: n })` and `new Worker(name, fn, { shards: n })`
+ * return the classes below (see docs/scaling.md for when to use them).
+ *
+ * Layout. Shard i is an ordinary queue named `<name>#i` (keys.shardQueueName): hash tag
+ * `{<name>#i}`, its own slot, every transition script unchanged. A lane lives on exactly one
+ * shard, `laneShard(lane, n)` (a mixed FNV-1a hash of the lane name, mod n), so inside a lane the
+ * ordering law holds exactly and lanes of one shard share its ring fairly. What a sharded queue
+ * gives up: priority order and ring fairness between lanes on different shards.
+ *
+ * Job ids. Shard i generates ids (counter - 1) * n + i + 1 (add.lua, `ids` of the script
+ * context): unique across shards, and a generated id names its shard, (id - 1) mod n. Custom
+ * ids are looked up on every shard; a custom id (and a deduplication id) is unique per shard.
+ *
+ * Registry. The shard count is stored in shard 0's meta hash (field `shards`). Opening a queue
+ * that holds jobs under another count (1 = the plain queue `<name>`) throws ShardCountError:
+ * lanes would map to other shards and generated ids to other shards.
+ *
+ * Workers: see sharded-worker.ts.
+ */
+import { EchoError, ActiveJobsError, ClosedError } from './errors.js';
+import { Queue, shardedQueueFactory, type BulkJob, type CleanState, type QueueOptions } from './queue.js';
+import { LaneControls } from './lanes.js';
+import { jobKey, queueKeys, shardQueueName, type QueueKeys } from './keys.js';
+import { getJobCounts, loadJobs, validateStates, type JobCounts, type JobStateName, type LaneInfo } from './inspect.js';
+import { Job, type JobContext } from './job.js';
+import { DEFAULT_MAX_PAYLOAD, type JobOptions } from './options.js';
+import type { RedisClient } from './connection.js';
+import type { JobSchedulerJson, JobSchedulerTemplate, RepeatOptions } from './schedulers.js';
+import type { MetricsOptions } from './metrics.js';
+import * as v from './validate.js';
+
+/** Most shards of one queue. */
+export const MAX_SHARDS = 1024;
+/** Field of shard 0's meta hash that records the shard count. */
+const REGISTRY_FIELD = 'shards';
+
+/** The queue holds jobs under another shard count; nothing was written. */
+export class ShardCountError extends EchoError {
+  readonly queue: string;
+  readonly registered: number;
+  readonly requested: number;
+  constructor(queue: string, registered: number, requested: number) {
+    super(
+      'ERR_SHARD_COUNT',
+      `queue ${JSON.stringify(queue)} holds jobs under ${registered} shard(s) and cannot be opened with shards: ${requested}; ` +
+        `open it with shards: ${registered}, or empty it (obliterate) first`,
+    );
+    this.queue = queue;
+    this.registered = registered;
+    this.requested = requested;
+  }
+}
+
+/** moveToLane to a lane that lives on another shard: refused, nothing changed. */
+export class CrossShardError extends EchoError {
+  readonly jobId: string;
+  constructor(op: string, jobId: string, lane: string, from: number, to: number) {
+    super(
+      'ERR_CROSS_SHARD',
+      `${op}: job ${JSON.stringify(jobId)} is on shard ${from} and lane ${JSON.stringify(lane)} lives on shard ${to}; ` +
+        'a sharded queue moves jobs only between lanes of one shard',
+    );
+    this.jobId = jobId;
+  }
+}
+
+/**
+ * The shard of a lane: FNV-1a (32 bit) of its UTF-8 bytes, mixed by murmur3's finaliser (plain
+ * FNV keeps low bits of the last byte, so `t1`, `t5`, `t9` would share a shard of 4), mod
+ * shards. Stable across processes and versions: changing it would move lanes between shards.
+ */
+export function laneShard(lane: string, shards: number): number {
+  if (shards <= 1) return 0;
+  let h = 0x811c9dc5;
+  for (const b of Buffer.from(lane, 'utf8')) h = Math.imul(h ^ b, 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) % shards;
+}
+
+/** The shard a generated id was made on; undefined for a custom id. */
+export function shardOfGeneratedId(id: string, shards: number): number | undefined {
+  if (!/^[1-9]\d*$/.test(id)) return undefined;
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? (n - 1) % shards : undefined;
+}
+
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+async function jobTotal(client: RedisClient, keys: readonly QueueKeys[]): Promise<number> {
+  const counts = await Promise.all(keys.map((k) => getJobCounts(client, k)));
+  return counts.reduce((sum, c) => sum + Object.values(c).reduce((a, b) => a + (b ?? 0), 0), 0);
+}
+
+/**
+ * Checks (and records) the shard count of a logical queue. Throws ShardCountError when the
+ * queue holds jobs (in any state) under another count. One HGET when the count matches.
+ */
+export async function ensureShardLayout(client: RedisClient, name: string, prefix: string, shards: number): Promise<void> {
+  const k0 = queueKeys(shardQueueName(name, 0), prefix);
+  const reg = await client.hget(k0.meta, REGISTRY_FIELD);
+  if (reg !== null && Number(reg) === shards) return;
+  const registered = reg === null ? 1 : Number(reg);
+  const keys = registered === 1 ? [queueKeys(name, prefix)] : range(registered).map((i) => queueKeys(shardQueueName(name, i), prefix));
+  if ((await jobTotal(client, keys)) > 0) throw new ShardCountError(name, registered, shards);
+  await client.hset(k0.meta, REGISTRY_FIELD, shards);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue side
+
+export class ShardedQueue<DataType = any, ReturnType = any, NameType extends string = string> extends Queue<DataType, ReturnType, NameType> {
+  /** Number of shards. */
+  readonly shards: number;
+  /** The queue of each shard (`<name>#i`), sharing this queue's connection. */
+  readonly shardQueues: ReadonlyArray<Queue<DataType, ReturnType, NameType>>;
+  /** Keys of each shard. (`keys` is the unsharded key space of the name and holds nothing.) */
+  readonly shardKeys: readonly QueueKeys[];
+  private readonly shCtx: readonly JobContext[];
+  private shLayout: Promise<void> | undefined;
+  private shClosed = false;
+
+  constructor(name: string, opts: QueueOptions = {}) {
+    v.plainObject('opts', opts);
+    const shards = v.integerIn('shards', opts.shards, 2, MAX_SHARDS);
+    // The base queue validates the options and owns the one connection; it writes nothing.
+    super(name, { ...opts, shards: undefined, streams: undefined });
+    this.shards = shards;
+    const shared = { ...opts, shards: undefined, connection: this.client };
+    this.shardQueues = range(shards).map((i) => new Queue<DataType, ReturnType, NameType>(shardQueueName(name, i), { ...shared, shardOf: { index: i, count: shards } }));
+    this.shardKeys = this.shardQueues.map((q) => q.keys);
+    const maxPayloadBytes = opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
+    const keepLogs = opts.keepLogs ?? 0;
+    this.shCtx = this.shardKeys.map((keys) => ({ client: this.client, keys, maxPayloadBytes, keepLogs }));
+    (this as { lanes: LaneControls }).lanes = new ShardedLaneControls(this, this.shCtx[0]);
+  }
+
+  /** Resolves once the shard count is checked against the registry (cached on success). */
+  async ready(): Promise<void> {
+    if (this.shClosed) throw new ClosedError(`Queue ${JSON.stringify(this.name)}`);
+    this.shLayout ??= ensureShardLayout(this.client, this.name, this.keys.prefix, this.shards).catch((err) => {
+      this.shLayout = undefined;
+      throw err;
+    });
+    return this.shLayout;
+  }
+
+  /** The shard queue that serves a lane. */
+  shardForLane(lane: string): Queue<DataType, ReturnType, NameType> {
+    return this.shardQueues[laneShard(v.laneName(lane), this.shards)];
+  }
+
+  /** The shard holding a job: from a generated id at once, a custom id by asking every shard. */
+  async shardOfJob(id: string): Promise<number | undefined> {
+    const s = shardOfGeneratedId(id, this.shards);
+    if (s !== undefined) return s;
+    const found = await Promise.all(this.shardKeys.map((k) => this.client.exists(jobKey(k, id))));
+    const i = found.findIndex((x) => x === 1);
+    return i < 0 ? undefined : i;
+  }
+
+  private async jobShard(id: string): Promise<Queue<DataType, ReturnType, NameType>> {
+    v.existingJobId(id);
+    await this.ready();
+    return this.shardQueues[(await this.shardOfJob(id)) ?? 0];
+  }
+
+  private all<T>(fn: (q: Queue<DataType, ReturnType, NameType>, i: number) => Promise<T>): Promise<T[]> {
+    return Promise.all(this.shardQueues.map(fn));
+  }
+
+  override async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
+    const lane = this.prepare(name, data, opts, '').lane;
+    await this.ready();
+    return this.shardQueues[laneShard(lane, this.shards)].add(name, data, opts);
+  }
+
+  /** Validates every job first, then adds each shard's part (one round trip per shard and 1,000). */
+  override async addBulk(jobs: ReadonlyArray<BulkJob<DataType>>): Promise<Array<Job<DataType, ReturnType, NameType>>> {
+    if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
+    const groups = new Map<number, number[]>();
+    jobs.forEach((j, i) => {
+      v.plainObject(`jobs[${i}]`, j);
+      const s = laneShard(this.prepare(j.name, j.data, j.opts, `jobs[${i}].`).lane, this.shards);
+      const g = groups.get(s);
+      if (g) g.push(i);
+      else groups.set(s, [i]);
+    });
+    await this.ready();
+    const out = new Array<Job<DataType, ReturnType, NameType>>(jobs.length);
+    await Promise.all(
+      [...groups].map(async ([s, idx]) => {
+        const added = await this.shardQueues[s].addBulk(idx.map((i) => jobs[i]));
+        idx.forEach((i, k) => (out[i] = added[k]));
+      }),
+    );
+    return out;
+  }
+
+  override async getJob(id: string): Promise<Job<DataType, ReturnType, NameType> | undefined> {
+    v.existingJobId(id);
+    await this.ready();
+    const s = await this.shardOfJob(id);
+    return s === undefined ? undefined : this.shardQueues[s].getJob(id);
+  }
+
+  /**
+   * Jobs of all shards, merged: ready states in lane-name order (each lane lives on one shard,
+   * so service order inside a lane is kept), the others by their score (lease deadline, due
+   * time, finish time) across shards. start…end apply to the merged list of each state.
+   */
+  override async getJobs(states: JobStateName | JobStateName[] = [], start = 0, end = -1, asc = false): Promise<Job[]> {
+    const wanted = validateStates(typeof states === 'string' ? [states] : states);
+    v.nonNegativeInt('start', start);
+    v.integerIn('end', end, -1, Number.MAX_SAFE_INTEGER);
+    v.boolean('asc', asc);
+    await this.ready();
+    const stop = end < 0 ? undefined : end + 1;
+    const out: Job[] = [];
+    for (const s of wanted) {
+      if (s === 'waiting' || s === 'prioritized' || s === 'paused') {
+        const lists = await this.all((q) => q.getJobs([s], 0, end));
+        const merged = lists.flatMap((jobs, shard) => jobs.map((job, pos) => ({ job, shard, pos })));
+        merged.sort((a, b) => byteCompare(a.job.lane, b.job.lane) || a.shard - b.shard || a.pos - b.pos);
+        out.push(...merged.slice(start, stop).map((m) => m.job));
+        continue;
+      }
+      const rows = await Promise.all(
+        this.shardKeys.map(async (k, shard) => {
+          const key = { active: k.active, delayed: k.delayed, completed: k.completed, failed: k.failed, 'waiting-children': k.wchildren }[s];
+          const flat = asc ? await this.client.zrange(key, 0, end, 'WITHSCORES') : await this.client.zrevrange(key, 0, end, 'WITHSCORES');
+          const r: Array<{ id: string; score: number; shard: number }> = [];
+          for (let i = 0; i < flat.length; i += 2) r.push({ id: flat[i], score: Number(flat[i + 1]), shard });
+          return r;
+        }),
+      );
+      const merged = rows.flat().sort((a, b) => (asc ? a.score - b.score : b.score - a.score) || a.shard - b.shard);
+      out.push(...(await this.loadInOrder(merged.slice(start, stop))));
+    }
+    return out;
+  }
+
+  private async loadInOrder(refs: ReadonlyArray<{ id: string; shard: number }>): Promise<Job[]> {
+    const byShard = new Map<number, string[]>();
+    for (const r of refs) (byShard.get(r.shard) ?? byShard.set(r.shard, []).get(r.shard)!).push(r.id);
+    const found = new Map<string, Job>();
+    await Promise.all(
+      [...byShard].map(async ([shard, ids]) => {
+        for (const j of await loadJobs(this.shCtx[shard], ids)) found.set(`${shard}:${j.id}`, j);
+      }),
+    );
+    return refs.map((r) => found.get(`${r.shard}:${r.id}`)).filter((j): j is Job => j !== undefined);
+  }
+
+  override async getJobCounts(...states: JobStateName[]): Promise<Partial<JobCounts>> {
+    const wanted = validateStates(states);
+    await this.ready();
+    const per = await Promise.all(this.shardKeys.map((k) => getJobCounts(this.client, k, wanted)));
+    const out: Partial<JobCounts> = {};
+    for (const s of wanted) out[s] = per.reduce((a, c) => a + (c[s] ?? 0), 0);
+    return out;
+  }
+
+  override async changePriority(id: string, priority: number, opts: { lifo?: boolean } = {}): Promise<void> {
+    v.priority(priority);
+    return (await this.jobShard(id)).changePriority(id, priority, opts);
+  }
+
+  /** Moves a job between lanes of its shard; CrossShardError when the lane lives on another. */
+  override async moveToLane(id: string, lane: string): Promise<void> {
+    v.laneName(lane);
+    const q = await this.jobShard(id);
+    const from = this.shardQueues.indexOf(q);
+    const to = laneShard(lane, this.shards);
+    if (from !== to && (await this.client.exists(jobKey(this.shardKeys[from], id))) === 1) {
+      throw new CrossShardError('moveToLane', id, lane, from, to);
+    }
+    return q.moveToLane(id, lane);
+  }
+
+  override async remove(id: string): Promise<void> {
+    return (await this.jobShard(id)).remove(id);
+  }
+
+  override async pause(): Promise<void> {
+    await this.ready();
+    await this.all((q) => q.pause());
+  }
+
+  override async resume(): Promise<void> {
+    await this.ready();
+    await this.all((q) => q.resume());
+  }
+
+  /** True when every shard is paused. */
+  override async isPaused(): Promise<boolean> {
+    await this.ready();
+    return (await this.all((q) => q.isPaused())).every(Boolean);
+  }
+
+  override async getDeduplicationJobId(id: string): Promise<string | undefined> {
+    v.nonEmptyString('deduplication id', id);
+    await this.ready();
+    return (await this.all((q) => q.getDeduplicationJobId(id))).find((x) => x !== undefined);
+  }
+
+  override async removeDeduplicationKey(id: string): Promise<boolean> {
+    v.nonEmptyString('deduplication id', id);
+    await this.ready();
+    return (await this.all((q) => q.removeDeduplicationKey(id))).some(Boolean);
+  }
+
+  /** Each shard gets ceil(max / shards) per duration: a limit per shard, not one shared counter. */
+  override async setGlobalRateLimit(max: number, duration: number): Promise<void> {
+    v.positiveInt('max', max);
+    v.positiveInt('duration', duration);
+    await this.ready();
+    await this.all((q) => q.setGlobalRateLimit(Math.ceil(max / this.shards), duration));
+  }
+
+  override async removeGlobalRateLimit(): Promise<void> {
+    await this.ready();
+    await this.all((q) => q.removeGlobalRateLimit());
+  }
+
+  /** Each shard gets ceil(n / shards) active jobs at most (up to n + shards - 1 in all). */
+  override async setGlobalConcurrency(n: number | null): Promise<void> {
+    if (n !== null) v.positiveInt('concurrency', n);
+    await this.ready();
+    await this.all((q) => q.setGlobalConcurrency(n === null ? null : Math.ceil(n / this.shards)));
+  }
+
+  override async drain(delayed = false): Promise<number> {
+    v.boolean('delayed', delayed);
+    await this.ready();
+    return (await this.all((q) => q.drain(delayed))).reduce((a, b) => a + b, 0);
+  }
+
+  override async clean(grace: number, limit: number, state: CleanState = 'completed'): Promise<string[]> {
+    v.nonNegativeInt('grace', grace);
+    v.nonNegativeInt('limit', limit);
+    await this.ready();
+    const out: string[] = [];
+    for (const q of this.shardQueues) {
+      if (limit > 0 && out.length >= limit) break;
+      out.push(...(await q.clean(grace, limit === 0 ? 0 : limit - out.length, state)));
+    }
+    return out;
+  }
+
+  /** Deletes every shard (shard 0, which holds the registry, last). */
+  override async obliterate(opts: { force?: boolean; count?: number } = {}): Promise<void> {
+    v.plainObject('opts', opts);
+    const force = opts.force === undefined ? false : v.boolean('force', opts.force);
+    await this.ready();
+    if (!force) {
+      const active = await Promise.all(this.shardKeys.map((k) => this.client.zcard(k.active)));
+      if (active.some((n) => n > 0)) throw new ActiveJobsError(this.name);
+    }
+    for (let i = this.shards - 1; i >= 0; i--) await this.shardQueues[i].obliterate(opts);
+    this.shLayout = undefined;
+  }
+
+  /** Prometheus text for the shard queues (labelled `<name>#i`). */
+  override async exportPrometheusMetrics(opts: MetricsOptions = {}): Promise<string> {
+    const { exportPrometheusMetrics } = await import('./metrics.js');
+    return exportPrometheusMetrics(this.client, {
+      ...opts,
+      prefix: this.keys.prefix,
+      queues: opts.queues ?? this.shardQueues.map((q) => q.name),
+    });
+  }
+
+  /** The scheduler lives on the shard of its template's lane (and is removed from the others). */
+  override async upsertJobScheduler(
+    id: string,
+    repeat: RepeatOptions,
+    template?: JobSchedulerTemplate<DataType>,
+  ): Promise<Job<DataType, ReturnType, NameType> | undefined> {
+    v.nonEmptyString('scheduler id', id);
+    const lane = template?.opts?.lane ?? this.opts.defaultJobOptions?.lane;
+    const s = lane === undefined ? laneShard('default', this.shards) : laneShard(v.laneName(lane, 'template.opts.lane'), this.shards);
+    await this.ready();
+    const job = await this.shardQueues[s].upsertJobScheduler(id, repeat, template);
+    await this.all((q, i) => (i === s ? Promise.resolve(false) : q.removeJobScheduler(id)));
+    return job;
+  }
+
+  override async getJobScheduler(id: string): Promise<JobSchedulerJson<DataType> | undefined> {
+    await this.ready();
+    return (await this.all((q) => q.getJobScheduler(id))).find((x) => x !== undefined);
+  }
+
+  override async getJobSchedulers(start = 0, end = -1, asc = false): Promise<Array<JobSchedulerJson<DataType>>> {
+    v.nonNegativeInt('start', start);
+    v.integerIn('end', end, -1, Number.MAX_SAFE_INTEGER);
+    await this.ready();
+    const all = (await this.all((q) => q.getJobSchedulers(0, end, asc))).flat();
+    all.sort((a, b) => (asc ? a.next - b.next : b.next - a.next));
+    return all.slice(start, end < 0 ? undefined : end + 1);
+  }
+
+  override async getJobSchedulersCount(): Promise<number> {
+    await this.ready();
+    return (await this.all((q) => q.getJobSchedulersCount())).reduce((a, b) => a + b, 0);
+  }
+
+  override async removeJobScheduler(id: string): Promise<boolean> {
+    await this.ready();
+    return (await this.all((q) => q.removeJobScheduler(id))).some(Boolean);
+  }
+
+  override async close(): Promise<void> {
+    if (this.shClosed) return;
+    this.shClosed = true;
+    await this.all((q) => q.close());
+    await super.close();
+  }
+}
+
+/** Lane controls of a sharded queue: each lane's settings live on the lane's shard. */
+class ShardedLaneControls extends LaneControls {
+  constructor(private readonly owner: ShardedQueue, ctx0: JobContext) {
+    super(ctx0);
+  }
+
+  private async of(lane: string): Promise<LaneControls> {
+    const q = this.owner.shardForLane(lane);
+    await this.owner.ready();
+    return q.lanes;
+  }
+
+  override async setWeight(lane: string, weight: number): Promise<void> {
+    v.integerIn('weight', weight, 1, 1_000_000);
+    return (await this.of(lane)).setWeight(lane, weight);
+  }
+  override async setLimit(lane: string, limit: number): Promise<void> {
+    return (await this.of(lane)).setLimit(lane, limit);
+  }
+  override async removeLimit(lane: string): Promise<void> {
+    return (await this.of(lane)).removeLimit(lane);
+  }
+  override async setRateLimit(lane: string, rate: { max: number; duration: number } | null): Promise<void> {
+    return (await this.of(lane)).setRateLimit(lane, rate);
+  }
+  override async pause(lane: string): Promise<void> {
+    return (await this.of(lane)).pause(lane);
+  }
+  override async resume(lane: string): Promise<void> {
+    return (await this.of(lane)).resume(lane);
+  }
+  override async get(lane: string): Promise<LaneInfo> {
+    return (await this.of(lane)).get(lane);
+  }
+  override async drain(lane: string): Promise<number> {
+    return (await this.of(lane)).drain(lane);
+  }
+
+  /** Lanes of every shard in name order, `count` per page; pass the returned cursor for the next. */
+  override async list(opts: { cursor?: string; count?: number } = {}): Promise<{ lanes: LaneInfo[]; cursor: string | null }> {
+    v.plainObject('opts', opts);
+    const count = opts.count === undefined ? 100 : v.integerIn('count', opts.count, 1, 10000);
+    await this.owner.ready();
+    const pages = await Promise.all(this.owner.shardQueues.map((q) => q.lanes.list({ ...opts, count })));
+    const merged = pages.flatMap((p) => p.lanes).sort((a, b) => byteCompare(a.name, b.name));
+    const lanes = merged.slice(0, count);
+    const more = merged.length > count || pages.some((p) => p.cursor !== null);
+    return { lanes, cursor: more && lanes.length > 0 ? lanes[lanes.length - 1].name : null };
+  }
+}
+
+shardedQueueFactory.create = (name, opts) => new ShardedQueue(name, opts);
