@@ -62,6 +62,8 @@ export interface QueueKeys {
   readonly lpaused: string;
   /** Hash lane → rate limit "max:durationMs". */
   readonly lrate: string;
+  /** Set of lanes with any setting (weight, limit or rate): the claim reads settings only for these. */
+  readonly lcfg: string;
   /** Sorted set lane → time (ms) its rate window reopens; such lanes are out of the ring. */
   readonly rlwait: string;
   /** Sorted set job id → lease deadline (ms, Redis clock). */
@@ -118,6 +120,7 @@ export function queueKeys(queue: string, prefix: string = DEFAULT_PREFIX): Queue
     lactive: k('lactive'),
     lpaused: k('lpaused'),
     lrate: k('lrate'),
+    lcfg: k('lcfg'),
     rlwait: k('rlwait'),
     active: k('active'),
     delayed: k('delayed'),

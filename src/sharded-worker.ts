@@ -139,6 +139,7 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
   private readonly shConn: Connection;
   private readonly shSeen: WeakSet<object>;
   private readonly shOnError: (err: Error) => void;
+  private readonly shListenerRoom: number;
   private shRun: Promise<void> | undefined;
   private shClosing: Promise<void> | undefined;
 
@@ -163,6 +164,7 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
     // Every shard worker listens on the shared client: raise the limit by what we add.
     const max = conn.client.getMaxListeners();
     if (max > 0) conn.client.setMaxListeners(max + shards + 1);
+    this.shListenerRoom = max > 0 ? shards + 1 : 0;
     const pool = new FairSlotPool(this.opts.concurrency);
     const limiter = opts.limiter && { max: Math.ceil(opts.limiter.max / shards), duration: opts.limiter.duration };
     this.shardWorkers = range(shards).map((i) => {
@@ -239,6 +241,8 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
       await Promise.all(this.shardWorkers.map((w) => w.close(force)));
       await this.shRun?.catch(() => {});
       this.shConn.client.removeListener('error', this.shOnError);
+      const c = this.shConn.client;
+      if (this.shListenerRoom > 0) c.setMaxListeners(Math.max(1, c.getMaxListeners() - this.shListenerRoom));
       await closeConnection(this.shConn, force);
       await super.close(force); // the base never ran: this only emits 'closed'
     })();

@@ -25,7 +25,7 @@ import { LaneControls } from './lanes.js';
 import { jobKey, queueKeys, shardQueueName, type QueueKeys } from './keys.js';
 import { getJobCounts, loadJobs, validateStates, type JobCounts, type JobStateName, type LaneInfo } from './inspect.js';
 import { Job, type JobContext } from './job.js';
-import { DEFAULT_MAX_PAYLOAD, type JobOptions } from './options.js';
+import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD, type JobOptions } from './options.js';
 import type { RedisClient } from './connection.js';
 import type { JobSchedulerJson, JobSchedulerTemplate, RepeatOptions } from './schedulers.js';
 import type { MetricsOptions } from './metrics.js';
@@ -176,9 +176,12 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
   }
 
   override async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
-    const lane = this.prepare(name, data, opts, '').lane;
+    // Route by the lane; the shard's add validates everything (a bad lane fails there too).
+    // (The same merge as Queue.prepare, so the job's lane and its shard always agree.)
+    const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
+    const lane: unknown = (merged as JobOptions | undefined)?.lane ?? DEFAULT_LANE;
     await this.ready();
-    return this.shardQueues[laneShard(lane, this.shards)].add(name, data, opts);
+    return this.shardQueues[typeof lane === 'string' ? laneShard(lane, this.shards) : 0].add(name, data, opts);
   }
 
   /** Validates every job first, then adds each shard's part (one round trip per shard and 1,000). */
@@ -384,8 +387,10 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     template?: JobSchedulerTemplate<DataType>,
   ): Promise<Job<DataType, ReturnType, NameType> | undefined> {
     v.nonEmptyString('scheduler id', id);
-    const lane = template?.opts?.lane ?? this.opts.defaultJobOptions?.lane;
-    const s = lane === undefined ? laneShard('default', this.shards) : laneShard(v.laneName(lane, 'template.opts.lane'), this.shards);
+    // (The same merge as schedulers.ts, so the scheduler's jobs and its shard agree.)
+    const merged: JobOptions = { ...(this.opts.defaultJobOptions ?? {}), ...((template?.opts as JobOptions | undefined) ?? {}) };
+    const lane: unknown = merged.lane ?? DEFAULT_LANE;
+    const s = typeof lane === 'string' ? laneShard(lane, this.shards) : 0;
     await this.ready();
     const job = await this.shardQueues[s].upsertJobScheduler(id, repeat, template);
     await this.all((q, i) => (i === s ? Promise.resolve(false) : q.removeJobScheduler(id)));

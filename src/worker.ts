@@ -353,7 +353,8 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
    */
   async rateLimit(ms: number): Promise<void> {
     v.integerIn('ms', ms, 1, 86_400_000);
-    await this.conn.client.set(this.keys.rate, RATE_BLOCK, 'PX', ms);
+    // meta blk tells the claim to look at the counter (it reads it otherwise only with a limiter).
+    await this.conn.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', ms).hset(this.keys.meta, 'blk', '1').exec();
   }
 
   /**

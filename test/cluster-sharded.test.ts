@@ -254,6 +254,35 @@ describe('sharded queue on a cluster', () => {
     expect(await q.count()).toBe(0);
   });
 
+  it('routes by the default lane, runs schedulers on the lane\'s shard, and job methods act on the shard', async () => {
+    const name = qname('defaults');
+    const [[x], [y]] = lanesPerShard(3, 1, 'd-');
+    const q = queue(name, 3, { defaultJobOptions: { lane: x, attempts: 1 } });
+    const a = await q.add('a', 1);
+    const b = await q.add('b', 2, { lane: undefined });
+    const [c] = await q.addBulk([{ name: 'c', data: 3, opts: { lane: y } }]);
+    expect([a.lane, b.lane, c.lane]).toEqual([x, 'default', y]);
+    for (const j of [a, b, c]) expect(q.shardQueues[laneShard(j.lane, 3)].keys.queue).toBe(j.queueName);
+    expect(await q.getJob(b.id)).toBeDefined();
+
+    await q.upsertJobScheduler('tick', { every: 60_000 }, { name: 'tick', opts: { lane: y } });
+    expect(await q.getJobSchedulersCount()).toBe(1);
+    expect(await q.shardQueues[laneShard(y, 3)].getJobSchedulersCount()).toBe(1);
+    await q.upsertJobScheduler('tick', { every: 60_000 }, { name: 'tick' }); // moves to lane x's shard
+    expect(await q.getJobSchedulersCount()).toBe(1);
+    expect((await q.getJobScheduler('tick'))!.every).toBe(60_000);
+    expect(await q.shardQueues[laneShard(x, 3)].getJobSchedulersCount()).toBe(1);
+    expect(await q.removeJobScheduler('tick')).toBe(true);
+
+    const job = (await q.getJob(c.id))!;
+    await job.updateData({ n: 30 });
+    await job.changePriority({ priority: 3 });
+    expect(await job.getState()).toBe('prioritized');
+    expect((await q.getJob(c.id))!.data).toEqual({ n: 30 });
+    await job.remove();
+    expect(await q.getJob(c.id)).toBeUndefined();
+  });
+
   it('refuses another shard count while the queue has jobs, with a clear typed error', async () => {
     const name = qname('layout');
     const q3 = queue(name, 3);

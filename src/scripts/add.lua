@@ -16,6 +16,7 @@
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/dedup.lua
+--!include lib/newjob.lua
 
 local n, idStep, idOffset = string.match(ARGV[1], '^(%d+):(%d+):(%d+)$')
 if n then n, idStep, idOffset = tonumber(n), tonumber(idStep), tonumber(idOffset)
@@ -40,35 +41,19 @@ for j = 0, n - 1 do
     out[#out + 1] = holder
     out[#out + 1] = 0
     emit('duplicated', 'jobId', holder, 'dedupId', dd)
-  elseif redis.call('EXISTS', jk) == 1 then
+  elseif ARGV[b] ~= '' and redis.call('EXISTS', jk) == 1 then
+    -- Only a custom id can exist already: generated ids come from a counter, and custom ids
+    -- may not be integers.
     out[#out + 1] = id
     out[#out + 1] = 0
     emit('duplicated', 'jobId', id)
   else
     if dd ~= '' then dedupTake(dd, id, tonumber(ARGV[b + 13]), now) end
-    local prio = tonumber(ARGV[b + 4])
-    local lane = ARGV[b + 5]
-    local delay = tonumber(ARGV[b + 6])
-    local lifo = ARGV[b + 7]
-    redis.call('HSET', jk, 'name', ARGV[b + 1], 'data', ARGV[b + 2], 'opts', ARGV[b + 3],
-      'ts', now, 'prio', prio, 'lane', lane, 'delay', delay, 'att', 0, 'made', 0,
-      'kc', ARGV[b + 8], 'ka', ARGV[b + 9], 'kfc', ARGV[b + 10], 'kfa', ARGV[b + 11])
-    if lifo == '1' then redis.call('HSET', jk, 'lifo', '1') end
-    emit('added', 'jobId', id, 'name', ARGV[b + 1], 'lane', lane, 'delay', delay)
-    if delay > 0 then
-      redis.call('HSET', jk, 'st', 'd')
-      redis.call('ZADD', K.delayed, now + delay, id)
-      emit('delayed', 'jobId', id, 'delay', now + delay)
-      -- A blocked worker sleeps until the earliest due time it knew of: wake it if this job is
-      -- due sooner, so it recomputes its timeout.
-      if redis.call('ZRANGE', K.delayed, 0, 0)[1] == id then wake() end
-    else
-      local stamp = nextStamp(lifo == '1')
-      redis.call('HSET', jk, 'sq', stamp)
-      pushReady(jk, lane, prio, stamp .. id)
-      emit('waiting', 'jobId', id)
-      readyAdded = true
-    end
+    local state = createJob({ id = id, name = ARGV[b + 1], data = ARGV[b + 2], opts = ARGV[b + 3],
+      prio = tonumber(ARGV[b + 4]), lane = ARGV[b + 5], delay = tonumber(ARGV[b + 6]),
+      lifo = ARGV[b + 7], kc = ARGV[b + 8], ka = ARGV[b + 9], kfc = ARGV[b + 10],
+      kfa = ARGV[b + 11], held = 0 }, now)
+    if state == 'w' then readyAdded = true end
     out[#out + 1] = id
     out[#out + 1] = 1
   end

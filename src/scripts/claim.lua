@@ -1,6 +1,6 @@
 -- claim: gives a worker up to n ready jobs, fairly across lanes (see lib/claim.lua for the
 -- order of work), each with a lease and a fresh fencing token.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, rate, laneBase, jobBase, lrateBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, rate, laneBase, jobBase, lrateBase, lcfg
 -- ARGV: [1] n (jobs wanted), [2] lease (ms)
 -- Returns: {claimed, wakeInMs, id1, fields1, id2, fields2, ...}; fields is the job hash as a
 --   flat field/value list; its `att` is the fencing token. wakeInMs: when nothing was claimed,
@@ -14,7 +14,7 @@
 
 local out = {}
 local now = nowMs()
-local got, nextAt = claimJobs(tonumber(ARGV[1]), tonumber(ARGV[2]), now, out)
+local got, nextAt = claimJobs(tonumber(ARGV[1]), tonumber(ARGV[2]), now, out, true)
 table.insert(out, 1, nextAt)
 table.insert(out, 1, got)
 return out

@@ -1,6 +1,6 @@
 -- complete: settles an active job as completed, then claims the worker's next jobs in the
 -- same call.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg
 -- ARGV: [1] job id, [2] token (the job's att when claimed), [3] return value (JSON),
 --   [4] jobs to claim next (0 = none), [5] lease (ms) for them,
 --   [6] largest return value (bytes) copied into the completed event
@@ -19,21 +19,24 @@
 
 local id, token = ARGV[1], ARGV[2]
 local jk = K.jobBase .. id
-local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka')
+local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid')
 if not f[1] then return {-1} end
 if f[1] ~= token or f[2] ~= 'a' then return {-2} end
 local now = nowMs()
+local keep = tonumber(f[4])
 redis.call('ZREM', K.active, id)
-redis.call('HINCRBY', jk, 'made', 1)
-redis.call('HSET', jk, 'st', 'c', 'fOn', now, 'rv', ARGV[3])
+-- A job that keeps no record is deleted below: writing its final fields would be wasted.
+if keep ~= 0 then
+  redis.call('HSET', jk, 'st', 'c', 'fOn', now, 'rv', ARGV[3], 'made', tonumber(f[6] or '0') + 1)
+end
 local admitted = releaseActive(f[3])
 if #ARGV[3] <= tonumber(ARGV[6]) then
   emit('completed', 'jobId', id, 'returnvalue', ARGV[3], 'prev', 'active')
 else
   emit('completed', 'jobId', id, 'prev', 'active', 'truncated', '1')
 end
-flowSettled(jk, id, 'c', ARGV[3], now) -- flows: tell the parent (lib/flow.lua)
-recordFinished(K.completed, id, tonumber(f[4]), tonumber(f[5]), now)
+if f[7] then flowSettled(jk, id, 'c', ARGV[3], now) end -- flows: tell the parent (lib/flow.lua)
+recordFinished(K.completed, id, keep, tonumber(f[5]), now)
 
 local out = {}
 local want = tonumber(ARGV[4])

@@ -2,7 +2,7 @@
 -- ring are taken from its head (O(1) each, the ring shrinks as it goes); lanes outside the
 -- ring (paused, at their limit, rate-limited) are then visited through the lane registry by
 -- name with a cursor. The caller repeats until the reply says done. Active jobs are left alone.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, laneBase, jobBase, logsBase, depsBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, laneBase, jobBase, logsBase, depsBase, lcfg
 -- ARGV: [1] budget (most jobs removed in this call), [2] '1' to drain delayed jobs too,
 --   [3] registry cursor ('' to start; the reply gives the next), [4] one lane only ('' = all)
 -- Returns: {removed, nextCursor, done (1/0)}.

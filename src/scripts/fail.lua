@@ -1,6 +1,6 @@
 -- fail: settles an active job whose attempt failed: retries it (at once, back of its tier, or
 -- after a backoff delay) or fails it for good; then claims the worker's next jobs.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg
 -- ARGV: [1] job id, [2] token, [3] failed reason, [4] stack trace (JSON array),
 --   [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to claim next,
 --   [7] lease (ms) for them, [8] '1' when the attempts ran out (emits retries-exhausted)
@@ -19,33 +19,32 @@
 
 local id, token = ARGV[1], ARGV[2]
 local jk = K.jobBase .. id
-local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo')
+local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo', 'made', 'pid')
 if not f[1] then return {-1} end
 if f[1] ~= token or f[2] ~= 'a' then return {-2} end
 local now = nowMs()
 local lane = f[3]
 local delay = tonumber(ARGV[5])
+local made = tonumber(f[8] or '0') + 1
 redis.call('ZREM', K.active, id)
-local made = redis.call('HINCRBY', jk, 'made', 1)
-redis.call('HSET', jk, 'err', ARGV[3], 'stack', ARGV[4])
 local admitted = releaseActive(lane)
 
 if delay < 0 then
-  redis.call('HSET', jk, 'st', 'f', 'fOn', now)
+  redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'f', 'fOn', now)
   emit('failed', 'jobId', id, 'failedReason', ARGV[3], 'prev', 'active')
   if ARGV[8] == '1' then emit('retries-exhausted', 'jobId', id, 'attemptsMade', made) end
-  flowSettled(jk, id, 'f', ARGV[3], now) -- flows: tell the parent (lib/flow.lua)
+  if f[9] then flowSettled(jk, id, 'f', ARGV[3], now) end -- flows: tell the parent (lib/flow.lua)
   recordFinished(K.failed, id, tonumber(f[4]), tonumber(f[5]), now)
 elseif delay > 0 then
-  redis.call('HSET', jk, 'st', 'd')
+  redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'd')
   redis.call('ZADD', K.delayed, now + delay, id)
   emit('retrying', 'jobId', id, 'failedReason', ARGV[3], 'attemptsMade', made)
   emit('delayed', 'jobId', id, 'delay', now + delay)
   if redis.call('ZRANGE', K.delayed, 0, 0)[1] == id then wake() end
 else
   local stamp = nextStamp(f[7] == '1')
-  redis.call('HSET', jk, 'sq', stamp)
-  pushReady(jk, lane, tonumber(f[6]), stamp .. id)
+  redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'sq', stamp, 'st', 'w')
+  enterLane(lane, tonumber(f[6]), stamp .. id)
   emit('retrying', 'jobId', id, 'failedReason', ARGV[3], 'attemptsMade', made)
   emit('waiting', 'jobId', id, 'prev', 'failed')
   admitted = true

@@ -4,7 +4,7 @@
 -- current `att`; `att` is NOT decremented, so the next claim issues a new, higher token and the
 -- hand-back's token can never settle that later attempt. `made` (attemptsMade) is unchanged,
 -- so the hand-back does not use up one of the job's `attempts`.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, events, wake, laneBase, jobBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, events, wake, laneBase, jobBase, lcfg
 -- ARGV: [1] job id, [2] token (the job's att when claimed)
 -- Returns: 1.
 -- Errors: -1 no such job; -2 stale token (not active under this token).

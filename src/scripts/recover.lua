@@ -1,7 +1,7 @@
 -- recover: the stall sweep. Moves jobs whose lease expired back to the front of their tier
 -- (they keep their lane member, so they sort before everything that arrived after them) and
 -- counts a stall; a job stalled more than maxStalledCount times fails with reason "stalled".
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, failed, events, wake, laneBase, jobBase, logsBase, delayed, depsBase, wchildren, outbox
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, failed, events, wake, laneBase, jobBase, logsBase, delayed, depsBase, wchildren, outbox, lcfg
 -- ARGV: [1] maxStalledCount, [2] batch size (most jobs handled per call)
 -- Returns: {requeuedIds, failedIds} (two lists).
 -- Errors: none.

@@ -1,6 +1,6 @@
 -- remove: deletes jobs that are not active, from whatever state they are in, keeping lane
 -- counts and the ring right. Also the batch step of clean() (with a state and age filter).
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, completed, failed, events, laneBase, jobBase, logsBase, wake, wchildren, outbox, depsBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, completed, failed, events, laneBase, jobBase, logsBase, wake, wchildren, outbox, depsBase, lcfg
 -- ARGV: [1] state filter: '' any, or one of w (ready), d, c, f; [2] cutoff (ms): remove only
 --   jobs whose timestamp (finish time for c/f, creation time otherwise) is <= cutoff
 --   ('' = no cutoff); [3..] job ids (at most a bounded batch; the caller splits)

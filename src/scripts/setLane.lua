@@ -1,7 +1,7 @@
 -- setLane: changes a lane's weight, concurrency limit or rate limit, effective at the next
 -- claim of every worker. The lane's ring membership follows at once (a lower limit can take
 -- it out, a higher one put it back). Settings of a lane without jobs are kept.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, lrateBase
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, lrateBase, lcfg
 -- ARGV: [1] lane, [2] field: 'weight' | 'limit' | 'rate', [3] value: weight (integer >= 1;
 --   1 clears), limit (integer >= 0; '' removes), rate ("max:durationMs"; '' removes)
 -- Returns: 1.
@@ -24,6 +24,13 @@ if field == 'rate' then
   -- Without a rate the window counter means nothing; dropping it also keeps it from outliving
   -- the lane's registry entry, which is how obliterate finds lane counters.
   if value == '' then redis.call('DEL', K.lrateBase .. lane) end
+end
+-- lcfg names the lanes with any setting, so the claim reads settings only for those.
+if redis.call('HEXISTS', K.lweight, lane) == 1 or redis.call('HEXISTS', K.llimit, lane) == 1
+  or redis.call('HEXISTS', K.lrate, lane) == 1 then
+  redis.call('SADD', K.lcfg, lane)
+else
+  redis.call('SREM', K.lcfg, lane)
 end
 if field ~= 'weight' then
   if refreshLane(lane) then wake() end

@@ -22,8 +22,8 @@ local function promoteDue(now)
     local f = redis.call('HMGET', jk, 'lane', 'prio', 'lifo')
     if f[1] then
       local stamp = nextStamp(f[3] == '1')
-      redis.call('HSET', jk, 'sq', stamp)
-      pushReady(jk, f[1], tonumber(f[2]), stamp .. id)
+      redis.call('HSET', jk, 'sq', stamp, 'st', 'w')
+      enterLane(f[1], tonumber(f[2]), stamp .. id)
       emit('waiting', 'jobId', id, 'prev', 'delayed')
     end
   end
@@ -54,10 +54,38 @@ local function nextWakeAt()
   return t
 end
 
+-- Marks a claimed job active in one write and returns its hash as a flat list, patched to
+-- what was written (att = the new fencing token, st, pOn), so no second read is needed.
+local function activate(jk, now)
+  local h = redis.call('HGETALL', jk)
+  local att, hasPOn = 1, false
+  for i = 1, #h, 2 do
+    local k = h[i]
+    if k == 'att' then
+      att = tonumber(h[i + 1]) + 1
+      h[i + 1] = tostring(att)
+    elseif k == 'st' then
+      h[i + 1] = 'a'
+    elseif k == 'pOn' then
+      h[i + 1] = string.format('%d', now)
+      hasPOn = true
+    end
+  end
+  if not hasPOn then
+    h[#h + 1] = 'pOn'
+    h[#h + 1] = string.format('%d', now)
+  end
+  redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', now)
+  return h
+end
+
 -- Claims up to n jobs; appends {id, fields} pairs to out. Returns jobs claimed and, when none,
 -- the ms until the next wake-up (-1 none) that a worker without jobs should block for.
-local function claimJobs(n, leaseMs, now, out)
-  local meta = redis.call('HMGET', K.meta, 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk')
+-- passWake: pass the wake token on when work remains (a standalone claim, which may have been
+-- woken by a token meant for several workers). A settle-and-claim call does not: its worker
+-- keeps its own slots busy, and whatever made work ready woke the idle workers already.
+local function claimJobs(n, leaseMs, now, out, passWake)
+  local meta = redis.call('HMGET', K.meta, 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk')
   if meta[1] == '1' or n <= 0 then return 0, -1 end
   promoteDue(now)
   readmitRateLanes(now)
@@ -69,15 +97,18 @@ local function claimJobs(n, leaseMs, now, out)
   end
   local grate = tonumber(meta[3])
   local gdur = tonumber(meta[4])
-  -- The rate counter is read even without a limit: worker.rateLimit(ms) blocks the queue by
-  -- setting it to RATE_BLOCK (>= any max) with PX ms.
-  local gused = tonumber(redis.call('GET', K.rate) or '0')
-  if gused >= (grate or RATE_BLOCK) then
-    local ttl = redis.call('PTTL', K.rate)
-    if ttl < 0 then ttl = 0 end
-    return 0, ttl
+  -- The global rate counter is read only with a limiter, or while worker.rateLimit(ms) may be
+  -- blocking the queue (meta blk; the block sets the counter to RATE_BLOCK with PX ms).
+  if grate or meta[7] then
+    local gused = tonumber(redis.call('GET', K.rate) or '0')
+    if gused >= (grate or RATE_BLOCK) then
+      local ttl = redis.call('PTTL', K.rate)
+      if ttl < 0 then ttl = 0 end
+      return 0, ttl
+    end
+    if meta[7] and gused == 0 then redis.call('HDEL', K.meta, 'blk') end
+    if grate and grate - gused < n then n = grate - gused end
   end
-  if grate and grate - gused < n then n = grate - gused end
 
   local got = 0
   local tl, tk = meta[5], tonumber(meta[6] or '0')
@@ -93,22 +124,28 @@ local function claimJobs(n, leaseMs, now, out)
     else
       lane = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
       if not lane then break end
-      share = tonumber(redis.call('HGET', K.lweight, lane) or '1')
+      share = nil
     end
+    -- Settings are read only for lanes that have any (lcfg): a plain lane costs one check.
+    local cfg = redis.call('SISMEMBER', K.lcfg, lane) == 1
+    local lim, act, rmax, rdur, rused, rk = -1, 0, nil, nil, nil, nil
+    if cfg then
+      if not share then share = tonumber(redis.call('HGET', K.lweight, lane) or '1') end
+      lim = tonumber(redis.call('HGET', K.llimit, lane) or '-1')
+      if lim >= 0 then act = tonumber(redis.call('HGET', K.lactive, lane) or '0') end
+      local rateCfg = redis.call('HGET', K.lrate, lane)
+      if rateCfg then
+        rmax, rdur = parseRate(rateCfg)
+        rk = K.lrateBase .. lane
+        rused = tonumber(redis.call('GET', rk) or '0')
+      end
+    end
+    share = share or 1
     local lk = K.laneBase .. lane
     local depth = redis.call('ZCARD', lk)
-    local act = tonumber(redis.call('HGET', K.lactive, lane) or '0')
-    local lim = tonumber(redis.call('HGET', K.llimit, lane) or '-1')
     if depth < share then share = depth end
     if lim >= 0 and lim - act < share then share = lim - act end
-    local rateCfg = redis.call('HGET', K.lrate, lane)
-    local rmax, rdur, rused, rk
-    if rateCfg then
-      rmax, rdur = parseRate(rateCfg)
-      rk = K.lrateBase .. lane
-      rused = tonumber(redis.call('GET', rk) or '0')
-      if rmax - rused < share then share = rmax - rused end
-    end
+    if rk and rmax - rused < share then share = rmax - rused end
     if share < 0 then share = 0 end
     local take = share
     if n - got < take then take = n - got end
@@ -119,19 +156,16 @@ local function claimJobs(n, leaseMs, now, out)
       for i = 1, #popped, 2 do
         local id = memberId(popped[i])
         local jk = K.jobBase .. id
-        redis.call('HINCRBY', jk, 'att', 1)
-        redis.call('HSET', jk, 'st', 'a', 'pOn', now)
         redis.call('ZADD', K.active, now + leaseMs, id)
         if tonumber(popped[i + 1]) > 0 then prioServed = prioServed + 1 end
         out[#out + 1] = id
-        out[#out + 1] = redis.call('HGETALL', jk)
+        out[#out + 1] = activate(jk, now)
         emit('active', 'jobId', id, 'prev', 'waiting')
       end
       got = got + served
       readyServed = readyServed + served
       depth = depth - served
-      act = act + served
-      redis.call('HINCRBY', K.lactive, lane, served)
+      act = redis.call('HINCRBY', K.lactive, lane, served)
       if rk then
         rused = redis.call('INCRBY', rk, served)
         if rused == served then redis.call('PEXPIRE', rk, rdur) end
@@ -169,8 +203,7 @@ local function claimJobs(n, leaseMs, now, out)
     local used = redis.call('INCRBY', K.rate, got)
     if used == got then redis.call('PEXPIRE', K.rate, gdur) end
   end
-  -- Pass the wake token on while work remains, so other idle workers join in.
-  if got > 0 and redis.call('LLEN', K.ring) > 0 then wake() end
+  if passWake and got > 0 and redis.call('LLEN', K.ring) > 0 then wake() end
   if got == 0 then
     local t = nextWakeAt()
     if t >= 0 then

@@ -38,6 +38,22 @@ end
 -- Deletes a job's hash and logs (and a flow parent's deps hash, in scripts that declare
 -- depsBase: every script that can delete a parent does).
 local function deleteJob(id)
-  redis.call('DEL', K.jobBase .. id, K.logsBase .. id)
-  if K.depsBase then redis.call('DEL', K.depsBase .. id) end
+  if K.depsBase then
+    redis.call('DEL', K.jobBase .. id, K.logsBase .. id, K.depsBase .. id)
+  else
+    redis.call('DEL', K.jobBase .. id, K.logsBase .. id)
+  end
+end
+
+-- Deletes several jobs in one DEL (ids: a flat list; every other element when step is 2, as in
+-- a ZPOPMIN reply).
+local function deleteJobs(ids, step)
+  if #ids == 0 then return end
+  local keys = {}
+  for i = 1, #ids, step or 1 do
+    keys[#keys + 1] = K.jobBase .. ids[i]
+    keys[#keys + 1] = K.logsBase .. ids[i]
+    if K.depsBase then keys[#keys + 1] = K.depsBase .. ids[i] end
+  end
+  redis.call('DEL', unpack(keys))
 end

@@ -53,24 +53,32 @@ end
 local function forgetLaneIfIdle(lane)
   if redis.call('ZCARD', K.laneBase .. lane) > 0 then return end
   if tonumber(redis.call('HGET', K.lactive, lane) or '0') > 0 then return end
-  if redis.call('HEXISTS', K.lweight, lane) == 1 or redis.call('HEXISTS', K.llimit, lane) == 1
-    or redis.call('SISMEMBER', K.lpaused, lane) == 1 or redis.call('HEXISTS', K.lrate, lane) == 1 then
+  if redis.call('SISMEMBER', K.lcfg, lane) == 1 or redis.call('SISMEMBER', K.lpaused, lane) == 1 then
     return
   end
   redis.call('HDEL', K.lactive, lane)
   redis.call('ZREM', K.lanes, lane)
 end
 
--- Makes a job ready in its lane: adds it with its member, counts it, registers the lane and
--- admits it to the ring.
-local function pushReady(jk, lane, prio, member)
-  local lk = K.laneBase .. lane
-  redis.call('ZADD', lk, prio, member)
-  redis.call('HSET', jk, 'st', 'w')
+-- Adds a ready member to its lane, counts it, registers the lane and admits it to the ring. The
+-- job hash's state is the caller's to set. A lane already in the ring is registered and
+-- serviceable, so the common case costs three calls.
+local function enterLane(lane, prio, member)
+  redis.call('ZADD', K.laneBase .. lane, prio, member)
   redis.call('HINCRBY', K.meta, 'ready', 1)
   if prio > 0 then redis.call('HINCRBY', K.meta, 'readyP', 1) end
-  if redis.call('ZCARD', lk) == 1 then registerLane(lane) end
-  admitLane(lane)
+  if redis.call('SISMEMBER', K.inring, lane) == 1 then return end
+  registerLane(lane)
+  if laneServiceable(lane) then
+    redis.call('RPUSH', K.ring, lane)
+    redis.call('SADD', K.inring, lane)
+  end
+end
+
+-- Makes an existing job ready in its lane (state w).
+local function pushReady(jk, lane, prio, member)
+  redis.call('HSET', jk, 'st', 'w')
+  enterLane(lane, prio, member)
 end
 
 -- Takes a ready job out of its lane (not through a claim): uncounts it and fixes the ring.
@@ -82,11 +90,15 @@ local function pullReady(lane, member, prio)
   return true
 end
 
--- Releases one active slot of a lane: the lane may become serviceable again (headroom).
+-- Releases one active slot of a lane. Only a concurrency limit ties a lane's serviceability to
+-- its active count, so only a lane with settings can enter the ring here.
 local function releaseActive(lane)
   local act = redis.call('HINCRBY', K.lactive, lane, -1)
-  if act <= 0 then redis.call('HDEL', K.lactive, lane) end
-  local admitted = admitLane(lane)
-  forgetLaneIfIdle(lane)
+  local admitted = false
+  if redis.call('SISMEMBER', K.lcfg, lane) == 1 then admitted = admitLane(lane) end
+  if act <= 0 then
+    redis.call('HDEL', K.lactive, lane)
+    forgetLaneIfIdle(lane)
+  end
   return admitted
 end

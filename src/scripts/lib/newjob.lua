@@ -1,6 +1,6 @@
 -- Creating jobs outside add.lua: the flow and job-scheduler scripts build a job hash with the
 -- same fields as add.lua (name, data, opts, ts, prio, lane, delay, att, made, kc, ka, kfc,
--- kfa, st, sq) and place it like add.lua does. Needs lib/common.lua, lib/lanes.lua and
+-- kfa, st, sq). add.lua uses createJob too. Needs lib/common.lua, lib/lanes.lua and
 -- K.delayed, K.wchildren.
 
 -- Puts an existing job hash where its state says: delayed (due at now + delay) or ready at the
@@ -29,21 +29,41 @@ end
 --         held (number of children it waits for; 0 = none) }
 -- A job with held > 0 enters state 'h' (waiting-children) and the wchildren set; its delay
 -- applies when its children are done. Returns 'w' (ready), 'd' (delayed) or 'h'.
+-- The whole hash, state and stamp included, is written with one HSET.
 local function createJob(j, now)
   local jk = K.jobBase .. j.id
-  redis.call('HSET', jk, 'name', j.name, 'data', j.data, 'opts', j.opts, 'ts', now, 'prio', j.prio,
+  local h = { 'name', j.name, 'data', j.data, 'opts', j.opts, 'ts', now, 'prio', j.prio,
     'lane', j.lane, 'delay', j.delay, 'att', 0, 'made', 0, 'kc', j.kc, 'ka', j.ka, 'kfc', j.kfc,
-    'kfa', j.kfa)
-  if j.lifo == '1' then redis.call('HSET', jk, 'lifo', '1') end
-  if j.extra and #j.extra > 0 then redis.call('HSET', jk, unpack(j.extra)) end
-  emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', j.delay)
+    'kfa', j.kfa }
+  local function put(k, v) h[#h + 1] = k; h[#h + 1] = v end
+  if j.lifo == '1' then put('lifo', '1') end
+  if j.extra then for i = 1, #j.extra do h[#h + 1] = j.extra[i] end end
+  local state, stamp
   if j.held > 0 then
-    redis.call('HSET', jk, 'st', 'h', 'pend', j.held)
+    state = 'h'
+    put('st', 'h'); put('pend', j.held)
+  elseif j.delay > 0 then
+    state = 'd'
+    put('st', 'd')
+  else
+    state = 'w'
+    stamp = nextStamp(j.lifo == '1')
+    put('st', 'w'); put('sq', stamp)
+  end
+  redis.call('HSET', jk, unpack(h))
+  emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', j.delay)
+  if state == 'h' then
     redis.call('ZADD', K.wchildren, now, j.id)
     emit('waiting-children', 'jobId', j.id)
-    return 'h'
+  elseif state == 'd' then
+    redis.call('ZADD', K.delayed, now + j.delay, j.id)
+    emit('delayed', 'jobId', j.id, 'delay', now + j.delay)
+    if redis.call('ZRANGE', K.delayed, 0, 0)[1] == j.id then wake() end
+  else
+    enterLane(j.lane, j.prio, stamp .. j.id)
+    emit('waiting', 'jobId', j.id)
   end
-  return placeJob(jk, j.id, j.lane, j.prio, j.delay, j.lifo == '1', now)
+  return state
 end
 
 -- Takes a job that has not started (ready or delayed) out of the queue and deletes it.

@@ -9,9 +9,7 @@ local function trimFinished(setKey, keepCount, keepAgeMs, now)
     local excess = redis.call('ZCARD', setKey) - keepCount
     if excess > 0 then
       if excess > TRIM_BATCH then excess = TRIM_BATCH end
-      local ids = redis.call('ZRANGE', setKey, 0, excess - 1)
-      for _, id in ipairs(ids) do deleteJob(id) end
-      redis.call('ZREMRANGEBYRANK', setKey, 0, excess - 1)
+      deleteJobs(redis.call('ZPOPMIN', setKey, excess), 2)
     end
   end
   if keepAgeMs > 0 then
