@@ -68,7 +68,9 @@ describe('reliability: key isolation between queues, lanes and job ids', () => {
     // Lane settings on `x` never show on `x:weight` and the other way round.
     await queue.lanes.setWeight('x', 5);
     await queue.lanes.setLimit('x:weight', 2);
-    await queue.lanes.setRateLimit('x', { max: 1000, duration: 1000 });
+    // A long window: the lane's rate counter (a key with a TTL) must outlive the other queues'
+    // workloads, or its expiry would look like a change made by them.
+    await queue.lanes.setRateLimit('x', { max: 1000, duration: 600_000 });
     expect((await queue.lanes.get('x:weight')).weight).toBe(1);
     expect((await queue.lanes.get('x:weight')).rate).toBe(null);
     expect((await queue.lanes.get('x')).limit).toBe(null);
