@@ -446,9 +446,15 @@ describe('core lifecycle', () => {
       return added.map((j) => j.id);
     };
 
-    // Defaults as documented, stored with each job.
-    const [dflt] = await q.addBulk([{ name: 'd', data: {}, opts: { delay: 60_000 } }]);
-    expect(await redis.hmget(k.jobBase + dflt.id, 'kc', 'ka', 'kfc', 'kfa')).toEqual(['1000', '0', '10000', '0']);
+    // Defaults as documented are not stored with each job (lib/retention.lua applies them to an
+    // absent field); anything else is.
+    const [dflt, custom] = await q.addBulk([
+      { name: 'd', data: {}, opts: { delay: 60_000 } },
+      { name: 'd', data: {}, opts: { delay: 60_000, removeOnComplete: 5, removeOnFail: { age: 2, count: 7 } } },
+    ]);
+    expect(await redis.hmget(k.jobBase + dflt.id, 'kc', 'ka', 'kfc', 'kfa')).toEqual([null, null, null, null]);
+    expect(await redis.hmget(k.jobBase + custom.id, 'kc', 'ka', 'kfc', 'kfa')).toEqual(['5', null, '7', '2000']);
+    await custom.remove();
     await dflt.remove();
 
     const [gone] = await run([{ opts: { removeOnComplete: true } }]);

@@ -23,7 +23,7 @@ local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid'
 if not f[1] then return {-1} end
 if f[1] ~= token or f[2] ~= 'a' then return {-2} end
 local now = nowMs()
-local keep = tonumber(f[4])
+local keep, keepAge = keepOf(f[4], f[5], KEEP_COMPLETED)
 redis.call('ZREM', K.active, id)
 -- A job that keeps no record is deleted below: writing its final fields would be wasted.
 if keep ~= 0 then
@@ -36,7 +36,7 @@ else
   emit('completed', 'jobId', id, 'prev', 'active', 'truncated', '1')
 end
 if f[7] then flowSettled(jk, id, 'c', ARGV[3], now) end -- flows: tell the parent (lib/flow.lua)
-recordFinished(K.completed, id, keep, tonumber(f[5]), now)
+recordFinished(K.completed, id, keep, keepAge, now)
 
 local out = {}
 local want = tonumber(ARGV[4])

@@ -34,7 +34,8 @@ if delay < 0 then
   emit('failed', 'jobId', id, 'failedReason', ARGV[3], 'prev', 'active')
   if ARGV[8] == '1' then emit('retries-exhausted', 'jobId', id, 'attemptsMade', made) end
   if f[9] then flowSettled(jk, id, 'f', ARGV[3], now) end -- flows: tell the parent (lib/flow.lua)
-  recordFinished(K.failed, id, tonumber(f[4]), tonumber(f[5]), now)
+  local keep, keepAge = keepOf(f[4], f[5], KEEP_FAILED)
+  recordFinished(K.failed, id, keep, keepAge, now)
 elseif delay > 0 then
   redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'd')
   redis.call('ZADD', K.delayed, now + delay, id)

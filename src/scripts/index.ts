@@ -5,6 +5,7 @@
 import type { QueueKeys } from '../keys.js';
 import type { RedisClient } from '../connection.js';
 import { loadScript } from './loader.js';
+import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, type KeepJobs } from '../options.js';
 import { runScript } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 
@@ -85,12 +86,20 @@ function parseClaim(reply: unknown): ClaimReply | number {
   return { jobs, wakeInMs: Number(r[1]) };
 }
 
+/**
+ * Retention arguments for a new job: '' where the value is the default, so the job hash does not
+ * store it (lib/retention.lua applies the same defaults to an absent field).
+ */
+function keepArgs([count, ageMs]: [number, number], dflt: KeepJobs): [number | '', number | ''] {
+  return [count === dflt.count ? '' : count, ageMs === 0 ? '' : ageMs];
+}
+
 export const scripts = {
   async add(ctx: ScriptContext, jobs: readonly AddJobArgs[]): Promise<Array<{ id: string; created: boolean }>> {
     const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length];
     for (const j of jobs) {
       args.push(j.id, j.name, j.data, j.opts, j.priority, j.lane, j.delay, j.lifo ? '1' : '0',
-        j.keepCompleted[0], j.keepCompleted[1], j.keepFailed[0], j.keepFailed[1], j.dedupId ?? '', j.dedupTtl ?? 0);
+        ...keepArgs(j.keepCompleted, DEFAULT_KEEP_COMPLETED), ...keepArgs(j.keepFailed, DEFAULT_KEEP_FAILED), j.dedupId ?? '', j.dedupTtl ?? 0);
     }
     const r = (await raw.add(ctx, args)) as Array<string | number>;
     const out: Array<{ id: string; created: boolean }> = [];

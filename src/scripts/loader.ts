@@ -1,7 +1,10 @@
 /**
  * Loads the Lua transition scripts: resolves `--!include` lines, reads the `-- KEYS:` header
- * to learn which named keys the script takes, and prepends `local K = { name = KEYS[i], … }`
- * so script bodies refer to keys by name. The header is the single source of the key order.
+ * to learn which named keys the script takes, and rewrites each `K.name` in the body to
+ * `KEYS[i]` (or `nil` for a key the script does not declare, so optional keys can be tested with
+ * `if K.name then`). Script bodies refer to keys by name; no table is built per call (a
+ * 24-entry table costs about 1 µs of Redis time on every call). The header is the single
+ * source of the key order.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -40,8 +43,11 @@ export function loadScript(name: string): LuaScript {
   if (hit) return hit;
   const raw = readFileSync(join(DIR, `${name}.lua`), 'utf8');
   const keys = parseKeysHeader(name, raw);
-  const prelude = `local K = { ${keys.map((k, i) => `${k} = KEYS[${i + 1}]`).join(', ')} }\n`;
-  const source = prelude + resolveIncludes(raw, new Set());
+  const index = new Map(keys.map((k, i) => [k as string, i + 1]));
+  const source = resolveIncludes(raw, new Set()).replace(/\bK\.([A-Za-z_]\w*)/g, (_m, key: string) => {
+    const i = index.get(key);
+    return i === undefined ? 'nil' : `KEYS[${i}]`;
+  });
   const sha = createHash('sha1').update(source).digest('hex');
   const script = { name, keys, source, sha };
   cache.set(name, script);

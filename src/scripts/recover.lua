@@ -29,7 +29,8 @@ for _, id in ipairs(ids) do
       releaseActive(f[1])
       emit('failed', 'jobId', id, 'failedReason', 'stalled', 'prev', 'active')
       flowSettled(jk, id, 'f', 'stalled', now) -- flows: tell the parent (lib/flow.lua)
-      recordFinished(K.failed, id, tonumber(f[4]), tonumber(f[5]), now)
+      local keep, keepAge = keepOf(f[4], f[5], KEEP_FAILED)
+      recordFinished(K.failed, id, keep, keepAge, now)
       failed[#failed + 1] = id
     else
       pushReady(jk, f[1], tonumber(f[2]), f[3] .. id)

@@ -58,18 +58,23 @@ end
 -- what was written (att = the new fencing token, st, pOn), so no second read is needed.
 local function activate(jk, now)
   local h = redis.call('HGETALL', jk)
-  local att, hasPOn = 1, false
+  local att, hasAtt, hasPOn = 1, false, false
   for i = 1, #h, 2 do
     local k = h[i]
     if k == 'att' then
       att = tonumber(h[i + 1]) + 1
       h[i + 1] = tostring(att)
+      hasAtt = true
     elseif k == 'st' then
       h[i + 1] = 'a'
     elseif k == 'pOn' then
       h[i + 1] = string.format('%d', now)
       hasPOn = true
     end
+  end
+  if not hasAtt then
+    h[#h + 1] = 'att'
+    h[#h + 1] = '1'
   end
   if not hasPOn then
     h[#h + 1] = 'pOn'

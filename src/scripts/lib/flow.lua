@@ -54,7 +54,8 @@ local function failHeldParent(pid, ref, reason, now, depth)
   emit('failed', 'jobId', pid, 'failedReason', msg, 'prev', 'waiting-children')
   flowSettled(pjk, pid, 'f', msg, now, depth + 1)
   local f = redis.call('HMGET', pjk, 'kfc', 'kfa')
-  recordFinished(K.failed, pid, tonumber(f[1]), tonumber(f[2]), now)
+  local keep, keepAge = keepOf(f[1], f[2], KEEP_FAILED)
+  recordFinished(K.failed, pid, keep, keepAge, now)
 end
 
 -- Records child ref's outcome in parent pid of this queue. kind: 'c' completed, 'i' failed
@@ -76,7 +77,7 @@ resolveDep = function(pid, ref, kind, value, now, depth)
   elseif pend <= 0 then
     redis.call('ZREM', K.wchildren, pid)
     local f = redis.call('HMGET', pjk, 'lane', 'prio', 'delay', 'lifo')
-    placeJob(pjk, pid, f[1], tonumber(f[2]), tonumber(f[3]), f[4] == '1', now)
+    placeJob(pjk, pid, f[1], tonumber(f[2]), tonumber(f[3] or '0'), f[4] == '1', now)
     wake()
   end
   return 1

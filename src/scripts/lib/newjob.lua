@@ -32,10 +32,16 @@ end
 -- The whole hash, state and stamp included, is written with one HSET.
 local function createJob(j, now)
   local jk = K.jobBase .. j.id
-  local h = { 'name', j.name, 'data', j.data, 'opts', j.opts, 'ts', now, 'prio', j.prio,
-    'lane', j.lane, 'delay', j.delay, 'att', 0, 'made', 0, 'kc', j.kc, 'ka', j.ka, 'kfc', j.kfc,
-    'kfa', j.kfa }
+  -- Fields at their default are left out (att, made, delay 0; retention '' = the defaults in
+  -- lib/retention.lua): every reader treats an absent field as its default, and a smaller hash
+  -- is cheaper to write and to keep.
+  local h = { 'name', j.name, 'data', j.data, 'opts', j.opts, 'ts', now, 'prio', j.prio, 'lane', j.lane }
   local function put(k, v) h[#h + 1] = k; h[#h + 1] = v end
+  if j.delay > 0 then put('delay', j.delay) end
+  if j.kc ~= '' then put('kc', j.kc) end
+  if j.ka ~= '' and j.ka ~= '0' then put('ka', j.ka) end
+  if j.kfc ~= '' then put('kfc', j.kfc) end
+  if j.kfa ~= '' and j.kfa ~= '0' then put('kfa', j.kfa) end
   if j.lifo == '1' then put('lifo', '1') end
   if j.extra then for i = 1, #j.extra do h[#h + 1] = j.extra[i] end end
   local state, stamp
