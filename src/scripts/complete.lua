@@ -23,6 +23,7 @@ local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid'
 if not f[1] then return {-1} end
 if f[1] ~= token or f[2] ~= 'a' then return {-2} end
 local now = nowMs()
+readMeta() -- the claim below needs it anyway; reading it first also gives emit its cap
 local keep, keepAge = keepOf(f[4], f[5], KEEP_COMPLETED)
 redis.call('ZREM', K.active, id)
 -- A job that keeps no record is deleted below: writing its final fields would be wasted.

@@ -38,10 +38,9 @@ if delay < 0 then
   recordFinished(K.failed, id, keep, keepAge, now)
 elseif delay > 0 then
   redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'd')
-  redis.call('ZADD', K.delayed, now + delay, id)
+  scheduleDelayed(id, now + delay)
   emit('retrying', 'jobId', id, 'failedReason', ARGV[3], 'attemptsMade', made)
   emit('delayed', 'jobId', id, 'delay', now + delay)
-  if redis.call('ZRANGE', K.delayed, 0, 0)[1] == id then wake() end
 else
   local stamp = nextStamp(f[7] == '1')
   redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'sq', stamp, 'st', 'w')

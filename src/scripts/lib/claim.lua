@@ -14,6 +14,21 @@ local READMIT_BATCH = 100
 -- Value of the global rate counter while worker.rateLimit(ms) blocks the queue (2^50).
 local RATE_BLOCK = 1125899906842624
 
+-- The meta fields a claim reads, in one HMGET per script call (also sets emit's events cap):
+-- 1 paused, 2 conc, 3 rlmax, 4 rldur, 5 tl, 6 tk, 7 blk, 8 evmax, 9 dly, 10 rlw.
+local metaRow
+local function readMeta()
+  if not metaRow then
+    metaRow = redis.call('HMGET', K.meta, 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk',
+      'evmax', 'dly', 'rlw')
+    evmax = tonumber(metaRow[8] or '10000')
+  end
+  return metaRow
+end
+
+-- Promotes due delayed jobs. meta dly is set whenever a job enters the delayed set
+-- (scheduleDelayed) and cleared here once the set is seen empty, so a queue without delayed jobs
+-- pays no call for this.
 local function promoteDue(now)
   local ids = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', now, 'LIMIT', 0, PROMOTE_BATCH)
   for _, id in ipairs(ids) do
@@ -27,13 +42,21 @@ local function promoteDue(now)
       emit('waiting', 'jobId', id, 'prev', 'delayed')
     end
   end
+  if #ids > 0 and #ids < PROMOTE_BATCH and redis.call('ZCARD', K.delayed) == 0 then
+    redis.call('HDEL', K.meta, 'dly')
+  end
 end
 
+-- Readmits lanes whose rate window reopened. meta rlw is set whenever a lane enters rlwait and
+-- cleared here once rlwait is seen empty.
 local function readmitRateLanes(now)
   local lanes = redis.call('ZRANGEBYSCORE', K.rlwait, '-inf', now, 'LIMIT', 0, READMIT_BATCH)
   for _, lane in ipairs(lanes) do
     redis.call('ZREM', K.rlwait, lane)
     admitLane(lane)
+  end
+  if #lanes > 0 and #lanes < READMIT_BATCH and redis.call('ZCARD', K.rlwait) == 0 then
+    redis.call('HDEL', K.meta, 'rlw')
   end
 end
 
@@ -44,13 +67,20 @@ local function parseRate(s)
 end
 
 -- Time (ms) of the next event that can make work ready without a transition waking anyone:
--- the next delayed job, a lane's or the queue's rate window. -1 when there is none.
-local function nextWakeAt()
+-- the next delayed job, a lane's or the queue's rate window. -1 when there is none. Clears the
+-- dly / rlw hints when their set turns out empty (jobs removed, settings changed), so idle
+-- claims stay read-only afterwards.
+local function nextWakeAt(meta)
   local t = -1
-  local d = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
-  if d[2] then t = tonumber(d[2]) end
-  local r = redis.call('ZRANGE', K.rlwait, 0, 0, 'WITHSCORES')
-  if r[2] and (t < 0 or tonumber(r[2]) < t) then t = tonumber(r[2]) end
+  if meta[9] then
+    local d = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
+    if d[2] then t = tonumber(d[2]) else redis.call('HDEL', K.meta, 'dly') end
+  end
+  if meta[10] then
+    local r = redis.call('ZRANGE', K.rlwait, 0, 0, 'WITHSCORES')
+    if r[2] and (t < 0 or tonumber(r[2]) < t) then t = tonumber(r[2]) end
+    if not r[2] then redis.call('HDEL', K.meta, 'rlw') end
+  end
   return t
 end
 
@@ -90,10 +120,10 @@ end
 -- woken by a token meant for several workers). A settle-and-claim call does not: its worker
 -- keeps its own slots busy, and whatever made work ready woke the idle workers already.
 local function claimJobs(n, leaseMs, now, out, passWake)
-  local meta = redis.call('HMGET', K.meta, 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk')
+  local meta = readMeta()
   if meta[1] == '1' or n <= 0 then return 0, -1 end
-  promoteDue(now)
-  readmitRateLanes(now)
+  if meta[9] then promoteDue(now) end
+  if meta[10] then readmitRateLanes(now) end
 
   if meta[2] then
     local room = tonumber(meta[2]) - redis.call('ZCARD', K.active)
@@ -187,6 +217,8 @@ local function claimJobs(n, leaseMs, now, out, passWake)
         local ttl = redis.call('PTTL', rk)
         if ttl < 0 then ttl = 0 end
         redis.call('ZADD', K.rlwait, now + ttl, lane)
+        redis.call('HSET', K.meta, 'rlw', '1')
+        meta[10] = '1'
         -- Workers blocked before this window existed sleep up to their drainDelay: wake one so
         -- it re-reads the earliest wake-up time (as add does for a new earliest delayed job).
         if redis.call('ZRANGE', K.rlwait, 0, 0)[1] == lane then wake() end
@@ -210,7 +242,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   end
   if passWake and got > 0 and redis.call('LLEN', K.ring) > 0 then wake() end
   if got == 0 then
-    local t = nextWakeAt()
+    local t = nextWakeAt(meta)
     if t >= 0 then
       t = t - now
       if t < 0 then t = 0 end

@@ -44,6 +44,16 @@ local function wake()
   if redis.call('LLEN', K.wake) == 0 then redis.call('RPUSH', K.wake, '1') end
 end
 
+-- Puts a job into the delayed set, due at the given Redis time (ms). meta dly tells the claim
+-- that there may be delayed jobs to promote (it skips the check otherwise, one call saved per
+-- claim). A blocked worker sleeps until the earliest due time it knew of: wake one if this job
+-- is due sooner, so it recomputes its timeout.
+local function scheduleDelayed(id, due)
+  redis.call('ZADD', K.delayed, due, id)
+  redis.call('HSET', K.meta, 'dly', '1')
+  if redis.call('ZRANGE', K.delayed, 0, 0)[1] == id then wake() end
+end
+
 local function registerLane(lane)
   redis.call('ZADD', K.lanes, 'NX', 0, lane)
 end

@@ -9,11 +9,8 @@
 local function placeJob(jk, id, lane, prio, delay, lifo, now)
   if delay > 0 then
     redis.call('HSET', jk, 'st', 'd')
-    redis.call('ZADD', K.delayed, now + delay, id)
+    scheduleDelayed(id, now + delay)
     emit('delayed', 'jobId', id, 'delay', now + delay)
-    -- A blocked worker sleeps until the earliest due time it knew of: wake it if this job is
-    -- due sooner, so it recomputes its timeout.
-    if redis.call('ZRANGE', K.delayed, 0, 0)[1] == id then wake() end
     return 'd'
   end
   local stamp = nextStamp(lifo)
@@ -62,9 +59,8 @@ local function createJob(j, now)
     redis.call('ZADD', K.wchildren, now, j.id)
     emit('waiting-children', 'jobId', j.id)
   elseif state == 'd' then
-    redis.call('ZADD', K.delayed, now + j.delay, j.id)
+    scheduleDelayed(j.id, now + j.delay)
     emit('delayed', 'jobId', j.id, 'delay', now + j.delay)
-    if redis.call('ZRANGE', K.delayed, 0, 0)[1] == j.id then wake() end
   else
     enterLane(j.lane, j.prio, stamp .. j.id)
     emit('waiting', 'jobId', j.id)
