@@ -57,6 +57,12 @@ const CLEAN_BATCH = 100;
  */
 const ADD_BATCH = 100;
 
+interface PendingAdd {
+  args: AddJobArgs;
+  resolve: (job: Job<any, any, any>) => void;
+  reject: (err: unknown) => void;
+}
+
 export interface BulkJob<D = any> {
   name: string;
   data: D;
@@ -76,6 +82,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   private closed = false;
   /** Pending write of settings given at construction (events cap); adds wait for it. */
   private setup: Promise<unknown> | undefined;
+  /** Adds waiting for the end of the tick (see add()). */
+  private pendingAdds: PendingAdd[] = [];
+  private flushing: Promise<void> | undefined;
 
   constructor(name: string, opts: QueueOptions = {}) {
     super();
@@ -148,18 +157,54 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     };
   }
 
-  /** Adds a job. With an existing `jobId`, returns that job unchanged. One round trip. */
+  /**
+   * Adds a job. With an existing `jobId`, returns that job unchanged. Adds made in the same tick
+   * (for example many producers awaiting in parallel) travel together: one script call per
+   * 100 jobs, all sent in one round trip, each add resolving with its own job. A lone add is
+   * sent at once (on the next tick) and costs one round trip.
+   */
   async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
     this.open();
     const args = this.prepare(name, data, opts, '');
-    if (this.setup) await this.setup;
-    const [r] = await scripts.add(this.ctx, [args]);
-    // Not created: an existing jobId, or deduplicated (a throttle holder may be gone already).
-    if (!r.created) return (await this.getJob(r.id)) ?? this.snapshot(r.id, args);
-    return this.snapshot(r.id, args);
+    return new Promise((resolve, reject) => {
+      this.pendingAdds.push({ args, resolve, reject });
+      if (this.pendingAdds.length === 1) process.nextTick(() => void this.flushAdds());
+    });
   }
 
-  /** Adds many jobs; one round trip per 100. Validates all of them before writing any. */
+  /** Sends the adds collected in this tick; see add(). */
+  private flushAdds(): Promise<void> {
+    const pending = this.pendingAdds;
+    this.pendingAdds = [];
+    if (pending.length === 0) return Promise.resolve();
+    const run = (async () => {
+      try {
+        if (this.setup) await this.setup;
+      } catch (err) {
+        for (const p of pending) p.reject(err);
+        return;
+      }
+      const chunks: PendingAdd[][] = [];
+      for (let i = 0; i < pending.length; i += ADD_BATCH) chunks.push(pending.slice(i, i + ADD_BATCH));
+      await Promise.all(chunks.map(async (chunk) => {
+        try {
+          const replies = await scripts.add(this.ctx, chunk.map((p) => p.args));
+          replies.forEach((r, k) => {
+            const { args, resolve, reject } = chunk[k];
+            if (r.created) resolve(this.snapshot(r.id, args));
+            // Not created: an existing jobId, or deduplicated (a throttle holder may be gone).
+            else this.getJob(r.id).then((j) => resolve(j ?? this.snapshot(r.id, args)), reject);
+          });
+        } catch (err) {
+          for (const p of chunk) p.reject(err);
+        }
+      }));
+    })();
+    this.flushing = run;
+    return run;
+  }
+
+  /** Adds many jobs: one script call per 100, all in one round trip. Validates all of them before writing any. */
   async addBulk(jobs: ReadonlyArray<BulkJob<DataType>>): Promise<Array<Job<DataType, ReturnType, NameType>>> {
     this.open();
     if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
@@ -175,13 +220,15 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     });
     if (this.setup) await this.setup;
     const out: Array<Job<DataType, ReturnType, NameType>> = [];
-    for (let i = 0; i < prepared.length; i += ADD_BATCH) {
-      const batch = prepared.slice(i, i + ADD_BATCH);
-      const replies = await scripts.add(this.ctx, batch);
-      const existing = replies.filter((r) => !r.created).map((r) => r.id);
+    // Every batch is one bounded script call; all of them go out in one round trip.
+    const batches: AddJobArgs[][] = [];
+    for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
+    const replies = await Promise.all(batches.map((b) => scripts.add(this.ctx, b)));
+    for (let b = 0; b < batches.length; b++) {
+      const existing = replies[b].filter((r) => !r.created).map((r) => r.id);
       const loaded = new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
-      replies.forEach((r, k) => {
-        out.push((r.created ? this.snapshot(r.id, batch[k]) : loaded.get(r.id) ?? this.snapshot(r.id, batch[k])) as Job<DataType, ReturnType, NameType>);
+      replies[b].forEach((r, k) => {
+        out.push((r.created ? this.snapshot(r.id, batches[b][k]) : loaded.get(r.id) ?? this.snapshot(r.id, batches[b][k])) as Job<DataType, ReturnType, NameType>);
       });
     }
     return out;
@@ -433,6 +480,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Adds already accepted are sent before the connection closes.
+    await this.flushAdds();
+    await this.flushing;
     await closeConnection(this.conn);
   }
 }

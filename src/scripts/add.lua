@@ -24,6 +24,37 @@ else n, idStep, idOffset = tonumber(ARGV[1]), 1, 0 end
 local now = nowMs()
 local out = {}
 local readyAdded = false
+
+-- Reserve in blocks what the batch needs: generated ids for jobs without a custom or dedup id
+-- (those are always created; a job with a dedup id takes one only if it is created), and
+-- arrival stamps for the ready jobs from the first one created on (a later job that turns out
+-- to exist already leaves a gap, which orders nothing; an add that creates nothing reserves
+-- nothing). Lane entries are written per lane at the end (flushLaneBatch).
+local needIds = 0
+local fifoFrom, lifoFrom = {}, {} -- ready FIFO / LIFO jobs at index >= j
+local nf, nl = 0, 0
+for j = n - 1, 0, -1 do
+  local b = 2 + j * 14
+  if ARGV[b] == '' and ARGV[b + 12] == '' then needIds = needIds + 1 end
+  if tonumber(ARGV[b + 6]) == 0 then
+    if ARGV[b + 7] == '1' then nl = nl + 1 else nf = nf + 1 end
+  end
+  fifoFrom[j], lifoFrom[j] = nf, nl
+end
+local idNext, idLast = 1, 0
+if needIds > 0 then
+  idLast = redis.call('HINCRBY', K.meta, 'id', needIds)
+  idNext = idLast - needIds + 1
+end
+local function takeCounter()
+  if idNext <= idLast then
+    idNext = idNext + 1
+    return idNext - 1
+  end
+  return redis.call('HINCRBY', K.meta, 'id', 1)
+end
+beginLaneBatch()
+
 for j = 0, n - 1 do
   local b = 2 + j * 14
   local id = ARGV[b]
@@ -34,7 +65,7 @@ for j = 0, n - 1 do
     holder = dedupHolder(dd, now)
   end
   if not holder and id == '' then
-    id = string.format('%d', (redis.call('HINCRBY', K.meta, 'id', 1) - 1) * idStep + idOffset + 1)
+    id = string.format('%d', (takeCounter() - 1) * idStep + idOffset + 1)
   end
   local jk = K.jobBase .. id
   if holder then
@@ -49,6 +80,10 @@ for j = 0, n - 1 do
     emit('duplicated', 'jobId', id)
   else
     if dd ~= '' then dedupTake(dd, id, tonumber(ARGV[b + 13]), now) end
+    if tonumber(ARGV[b + 6]) == 0 then
+      local lifo = ARGV[b + 7] == '1'
+      reserveStamps(lifo, lifo and lifoFrom[j] or fifoFrom[j])
+    end
     local state = createJob({ id = id, name = ARGV[b + 1], data = ARGV[b + 2], opts = ARGV[b + 3],
       prio = tonumber(ARGV[b + 4]), lane = ARGV[b + 5], delay = tonumber(ARGV[b + 6]),
       lifo = ARGV[b + 7], kc = ARGV[b + 8], ka = ARGV[b + 9], kfc = ARGV[b + 10],
@@ -58,5 +93,6 @@ for j = 0, n - 1 do
     out[#out + 1] = 1
   end
 end
+flushLaneBatch()
 if readyAdded then wake() end
 return out

@@ -23,11 +23,40 @@ end
 -- from 2^52, LIFO stamps count down from it, and both stay below 2^53, exact in a double: no
 -- wrap for 2^52 arrivals either way.
 local STAMP_BASE = 4503599627370496
-local function nextStamp(lifo)
+-- Counter values reserved in blocks by reserveStamps (a bulk add takes them with one HINCRBY
+-- per counter instead of one per job; unused ones leave harmless gaps).
+local fifoNext, fifoLast, lifoNext, lifoLast = 1, 0, 1, 0
+-- Reserves n stamps of one kind if none are left in the current block.
+local function reserveStamps(lifo, n)
+  if n <= 0 then return end
   if lifo then
-    return string.format('%014x', STAMP_BASE - redis.call('HINCRBY', K.meta, 'lseq', 1))
+    if lifoNext > lifoLast then
+      lifoLast = redis.call('HINCRBY', K.meta, 'lseq', n)
+      lifoNext = lifoLast - n + 1
+    end
+  elseif fifoNext > fifoLast then
+    fifoLast = redis.call('HINCRBY', K.meta, 'seq', n)
+    fifoNext = fifoLast - n + 1
   end
-  return string.format('%014x', STAMP_BASE + redis.call('HINCRBY', K.meta, 'seq', 1))
+end
+local function nextStamp(lifo)
+  local v
+  if lifo then
+    if lifoNext <= lifoLast then
+      v = lifoNext
+      lifoNext = lifoNext + 1
+    else
+      v = redis.call('HINCRBY', K.meta, 'lseq', 1)
+    end
+    return string.format('%014x', STAMP_BASE - v)
+  end
+  if fifoNext <= fifoLast then
+    v = fifoNext
+    fifoNext = fifoNext + 1
+  else
+    v = redis.call('HINCRBY', K.meta, 'seq', 1)
+  end
+  return string.format('%014x', STAMP_BASE + v)
 end
 
 -- The job id inside a lane member.

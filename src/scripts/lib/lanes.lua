@@ -70,10 +70,31 @@ local function forgetLaneIfIdle(lane)
   redis.call('ZREM', K.lanes, lane)
 end
 
+-- While a script batches lane entries (add.lua), enterLane collects them here and
+-- flushLaneBatch writes them: one ZADD per lane and one counter update per batch.
+local laneBatch
+
+local function beginLaneBatch()
+  laneBatch = { lanes = {}, order = {}, ready = 0, readyP = 0 }
+end
+
 -- Adds a ready member to its lane, counts it, registers the lane and admits it to the ring. The
 -- job hash's state is the caller's to set. A lane already in the ring is registered and
 -- serviceable, so the common case costs three calls.
 local function enterLane(lane, prio, member)
+  if laneBatch then
+    local l = laneBatch.lanes[lane]
+    if not l then
+      l = {}
+      laneBatch.lanes[lane] = l
+      laneBatch.order[#laneBatch.order + 1] = lane
+    end
+    l[#l + 1] = prio
+    l[#l + 1] = member
+    laneBatch.ready = laneBatch.ready + 1
+    if prio > 0 then laneBatch.readyP = laneBatch.readyP + 1 end
+    return
+  end
   redis.call('ZADD', K.laneBase .. lane, prio, member)
   redis.call('HINCRBY', K.meta, 'ready', 1)
   if prio > 0 then redis.call('HINCRBY', K.meta, 'readyP', 1) end
@@ -83,6 +104,29 @@ local function enterLane(lane, prio, member)
     redis.call('RPUSH', K.ring, lane)
     redis.call('SADD', K.inring, lane)
   end
+end
+
+-- Writes the lane entries collected since beginLaneBatch. ZADD takes at most 1,000 members per
+-- call (Lua passes at most a few thousand arguments).
+local function flushLaneBatch()
+  local b = laneBatch
+  laneBatch = nil
+  if not b then return end
+  for _, lane in ipairs(b.order) do
+    local l = b.lanes[lane]
+    for i = 1, #l, 2000 do
+      redis.call('ZADD', K.laneBase .. lane, unpack(l, i, math.min(i + 1999, #l)))
+    end
+    if redis.call('SISMEMBER', K.inring, lane) == 0 then
+      registerLane(lane)
+      if laneServiceable(lane) then
+        redis.call('RPUSH', K.ring, lane)
+        redis.call('SADD', K.inring, lane)
+      end
+    end
+  end
+  if b.ready > 0 then redis.call('HINCRBY', K.meta, 'ready', b.ready) end
+  if b.readyP > 0 then redis.call('HINCRBY', K.meta, 'readyP', b.readyP) end
 end
 
 -- Makes an existing job ready in its lane (state w).
