@@ -56,6 +56,12 @@ const CLEAN_BATCH = 100;
  * costs Redis ~10–20 µs a job, so 100 keeps every call near 2 ms (test/reliability-bounded).
  */
 const ADD_BATCH = 100;
+/**
+ * Jobs per script call when single adds of one tick travel together. Smaller than ADD_BATCH so
+ * that Redis works on the first calls while the client still sends or resolves the others:
+ * adds from many concurrent producers then flow as a pipeline instead of in lockstep batches.
+ */
+const ADD_COALESCE = 20;
 
 interface PendingAdd {
   args: AddJobArgs;
@@ -160,7 +166,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   /**
    * Adds a job. With an existing `jobId`, returns that job unchanged. Adds made in the same tick
    * (for example many producers awaiting in parallel) travel together: one script call per
-   * 100 jobs, all sent in one round trip, each add resolving with its own job. A lone add is
+   * 20 jobs, all sent in one round trip, each add resolving with its own job. A lone add is
    * sent at once (on the next tick) and costs one round trip.
    */
   async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
@@ -185,7 +191,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
         return;
       }
       const chunks: PendingAdd[][] = [];
-      for (let i = 0; i < pending.length; i += ADD_BATCH) chunks.push(pending.slice(i, i + ADD_BATCH));
+      for (let i = 0; i < pending.length; i += ADD_COALESCE) chunks.push(pending.slice(i, i + ADD_COALESCE));
       await Promise.all(chunks.map(async (chunk) => {
         try {
           const replies = await scripts.add(this.ctx, chunk.map((p) => p.args));

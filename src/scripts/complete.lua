@@ -30,7 +30,10 @@ redis.call('ZREM', K.active, id)
 if keep ~= 0 then
   redis.call('HSET', jk, 'st', 'c', 'fOn', now, 'rv', ARGV[3], 'made', tonumber(f[6] or '0') + 1)
 end
-local admitted = releaseActive(f[3])
+-- A lane without settings cannot become serviceable by freeing a slot: its release may wait
+-- for the claim below, which often serves the same lane (lib/lanes.lua releaseActiveLater).
+local admitted = false
+if laneHasCfg(f[3]) then admitted = releaseActive(f[3]) else releaseActiveLater(f[3]) end
 if #ARGV[3] <= tonumber(ARGV[6]) then
   emit('completed', 'jobId', id, 'returnvalue', ARGV[3], 'prev', 'active')
 else
@@ -42,6 +45,7 @@ recordFinished(K.completed, id, keep, keepAge, now)
 local out = {}
 local want = tonumber(ARGV[4])
 local got, nextAt = claimJobs(want, tonumber(ARGV[5]), now, out)
+flushDeferredReleases()
 if admitted and want == 0 then wake() end
 table.insert(out, 1, nextAt)
 table.insert(out, 1, got)

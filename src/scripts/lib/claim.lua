@@ -162,7 +162,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       share = nil
     end
     -- Settings are read only for lanes that have any (lcfg): a plain lane costs one check.
-    local cfg = redis.call('SISMEMBER', K.lcfg, lane) == 1
+    local cfg = laneHasCfg(lane)
     local lim, act, rmax, rdur, rused, rk = -1, 0, nil, nil, nil, nil
     if cfg then
       if not share then share = tonumber(redis.call('HGET', K.lweight, lane) or '1') end
@@ -200,7 +200,9 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       got = got + served
       readyServed = readyServed + served
       depth = depth - served
-      act = redis.call('HINCRBY', K.lactive, lane, served)
+      -- A slot released earlier in this call on the same lane cancels out (see releaseActiveLater).
+      local delta = served - takeDeferredRelease(lane)
+      if delta ~= 0 or lim >= 0 then act = redis.call('HINCRBY', K.lactive, lane, delta) end
       if rk then
         rused = redis.call('INCRBY', rk, served)
         if rused == served then redis.call('PEXPIRE', rk, rdur) end

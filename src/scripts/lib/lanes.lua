@@ -144,15 +144,51 @@ local function pullReady(lane, member, prio)
   return true
 end
 
+-- Whether a lane has any setting (weight, limit or rate), read once per script call.
+local cfgMemo = {}
+local function laneHasCfg(lane)
+  local v = cfgMemo[lane]
+  if v == nil then
+    v = redis.call('SISMEMBER', K.lcfg, lane) == 1
+    cfgMemo[lane] = v
+  end
+  return v
+end
+
 -- Releases one active slot of a lane. Only a concurrency limit ties a lane's serviceability to
 -- its active count, so only a lane with settings can enter the ring here.
 local function releaseActive(lane)
   local act = redis.call('HINCRBY', K.lactive, lane, -1)
   local admitted = false
-  if redis.call('SISMEMBER', K.lcfg, lane) == 1 then admitted = admitLane(lane) end
+  if laneHasCfg(lane) then admitted = admitLane(lane) end
   if act <= 0 then
     redis.call('HDEL', K.lactive, lane)
     forgetLaneIfIdle(lane)
   end
   return admitted
+end
+
+-- Slots of lanes without settings released by this call but not yet written. complete.lua
+-- releases the finished job's slot this way: when its claim then serves the same lane, the
+-- release and the new claim cancel out and lactive is not written at all. Flushed before the
+-- script returns (flushDeferredReleases), so the invariant holds between calls.
+local deferredRelease = {}
+local function releaseActiveLater(lane)
+  deferredRelease[lane] = (deferredRelease[lane] or 0) + 1
+end
+local function takeDeferredRelease(lane)
+  local d = deferredRelease[lane]
+  if not d then return 0 end
+  deferredRelease[lane] = nil
+  return d
+end
+local function flushDeferredReleases()
+  for lane, d in pairs(deferredRelease) do
+    local act = redis.call('HINCRBY', K.lactive, lane, -d)
+    if act <= 0 then
+      redis.call('HDEL', K.lactive, lane)
+      forgetLaneIfIdle(lane)
+    end
+  end
+  deferredRelease = {}
 end
