@@ -231,7 +231,7 @@ describe('core lifecycle', () => {
     const redis = client();
     cleanup.push(() => redis.quit());
     const hold = gate();
-    worker(q.name, async (job) => {
+    const first = worker(q.name, async (job) => {
       if (job.name === 'held') await hold.promise;
       if (job.name === 'bad') throw new Error('x');
       await job.log('ran');
@@ -253,7 +253,9 @@ describe('core lifecycle', () => {
     await q.obliterate({ count: 2 }); // small batches: several calls
     expect(await keyCount(q.name)).toBe(0);
 
-    // Forced, with a job active and its worker still attached.
+    // Forced, with a job active and its worker still attached. The first worker would finish
+    // the next 'held' job at once (its gate is open), so only the second one may claim it.
+    await first.close();
     const hold2 = gate();
     worker(q.name, async () => hold2.promise);
     const held2 = await q.add('held', {});

@@ -2,24 +2,12 @@
  * Typed wrappers, one per transition script. Each takes the queue's named keys (the script's
  * `-- KEYS:` header picks which) and named arguments, and returns a parsed reply.
  */
-import type { QueueKeys } from '../keys.js';
-import type { RedisClient } from '../connection.js';
-import { loadScript } from './loader.js';
 import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, type KeepJobs } from '../options.js';
-import { runScript } from './runner.js';
+import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 
-export interface ScriptContext {
-  readonly client: RedisClient;
-  readonly keys: QueueKeys;
-  /** Set for shard `offset` of a sharded queue of `step` shards: how add generates ids. */
-  readonly ids?: { readonly step: number; readonly offset: number };
-}
-
-const call = (name: string) => {
-  const script = loadScript(name);
-  return (ctx: ScriptContext, args: ReadonlyArray<string | number>) => runScript(ctx.client, script, ctx.keys, args);
-};
+export type { ScriptContext } from './runner.js';
+const call = bindScript;
 
 const raw = {
   add: call('add'),

@@ -3,14 +3,7 @@
  * schedulers (upsertScheduler, advanceScheduler, removeScheduler). Same conventions as
  * `./index.ts`: named keys from each script's `-- KEYS:` header, named arguments, parsed replies.
  */
-import { loadScript } from './loader.js';
-import { runScript } from './runner.js';
-import type { ScriptContext } from './index.js';
-
-const call = (name: string) => {
-  const script = loadScript(name);
-  return (ctx: ScriptContext, args: ReadonlyArray<string | number>) => runScript(ctx.client, script, ctx.keys, args);
-};
+import { bindScript as call, type ScriptContext } from './runner.js';
 
 const raw = {
   addFlow: call('addFlow'),

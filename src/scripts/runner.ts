@@ -5,7 +5,7 @@
  */
 import type { QueueKeys } from '../keys.js';
 import type { RedisClient } from '../connection.js';
-import type { LuaScript } from './loader.js';
+import { loadScript, type LuaScript } from './loader.js';
 
 const keyArrays = new WeakMap<QueueKeys, Map<string, string[]>>();
 
@@ -42,4 +42,18 @@ export async function runScript(
     }
     throw err;
   }
+}
+
+/** What a script call needs: the client and the queue's keys. */
+export interface ScriptContext {
+  readonly client: RedisClient;
+  readonly keys: QueueKeys;
+  /** Set for shard `offset` of a sharded queue of `step` shards: how add generates ids. */
+  readonly ids?: { readonly step: number; readonly offset: number };
+}
+
+/** Loads a script once and returns a caller taking a context and the script's ARGV. */
+export function bindScript(name: string) {
+  const script = loadScript(name);
+  return (ctx: ScriptContext, args: ReadonlyArray<string | number>) => runScript(ctx.client, script, ctx.keys, args);
 }

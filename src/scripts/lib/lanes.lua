@@ -70,6 +70,17 @@ local function forgetLaneIfIdle(lane)
   redis.call('ZREM', K.lanes, lane)
 end
 
+-- A lane just received ready jobs: register it and admit it to the ring. A lane already in the
+-- ring is registered and serviceable, so the common case is one check.
+local function laneGotJobs(lane)
+  if redis.call('SISMEMBER', K.inring, lane) == 1 then return end
+  registerLane(lane)
+  if laneServiceable(lane) then
+    redis.call('RPUSH', K.ring, lane)
+    redis.call('SADD', K.inring, lane)
+  end
+end
+
 -- While a script batches lane entries (add.lua), enterLane collects them here and
 -- flushLaneBatch writes them: one ZADD per lane and one counter update per batch.
 local laneBatch
@@ -79,8 +90,7 @@ local function beginLaneBatch()
 end
 
 -- Adds a ready member to its lane, counts it, registers the lane and admits it to the ring. The
--- job hash's state is the caller's to set. A lane already in the ring is registered and
--- serviceable, so the common case costs three calls.
+-- job hash's state is the caller's to set.
 local function enterLane(lane, prio, member)
   if laneBatch then
     local l = laneBatch.lanes[lane]
@@ -98,12 +108,7 @@ local function enterLane(lane, prio, member)
   redis.call('ZADD', K.laneBase .. lane, prio, member)
   redis.call('HINCRBY', K.meta, 'ready', 1)
   if prio > 0 then redis.call('HINCRBY', K.meta, 'readyP', 1) end
-  if redis.call('SISMEMBER', K.inring, lane) == 1 then return end
-  registerLane(lane)
-  if laneServiceable(lane) then
-    redis.call('RPUSH', K.ring, lane)
-    redis.call('SADD', K.inring, lane)
-  end
+  laneGotJobs(lane)
 end
 
 -- Writes the lane entries collected since beginLaneBatch. ZADD takes at most 1,000 members per
@@ -117,13 +122,7 @@ local function flushLaneBatch()
     for i = 1, #l, 2000 do
       redis.call('ZADD', K.laneBase .. lane, unpack(l, i, math.min(i + 1999, #l)))
     end
-    if redis.call('SISMEMBER', K.inring, lane) == 0 then
-      registerLane(lane)
-      if laneServiceable(lane) then
-        redis.call('RPUSH', K.ring, lane)
-        redis.call('SADD', K.inring, lane)
-      end
-    end
+    laneGotJobs(lane)
   end
   if b.ready > 0 then redis.call('HINCRBY', K.meta, 'ready', b.ready) end
   if b.readyP > 0 then redis.call('HINCRBY', K.meta, 'readyP', b.readyP) end
