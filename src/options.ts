@@ -113,8 +113,10 @@ export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJo
 }
 
 /** The options stored with the job (what job.opts shows): only what the user set. */
-export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOptions): string {
+export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOptions, telemetry?: object): string {
   const s: Record<string, unknown> = { ...(user ?? {}) };
+  // Trace context of the add (src/tracing.ts), read by the worker's process span.
+  if (telemetry) s.telemetry = telemetry;
   s.attempts = n.attempts;
   if (n.backoff) s.backoff = n.backoff;
   // Retention objects are stored as validated, { age, count }: other fields (which may not even

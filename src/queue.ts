@@ -12,6 +12,7 @@ import { getJobCounts, getJobs, loadJobs, type JobCounts, type JobStateName } fr
 import { DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions } from './options.js';
 import { scripts, type AddJobArgs } from './scripts/index.js';
 import * as v from './validate.js';
+import { startProducerSpan, type TraceCarrier } from './tracing.js';
 import * as schedulers from './schedulers.js';
 
 export interface QueueOptions {
@@ -143,7 +144,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   }
 
   /** Validates and normalises one job for the add script (also used by sharded.ts). */
-  protected prepare(name: unknown, data: unknown, opts: JobOptions | undefined, field: string): AddJobArgs {
+  protected prepare(name: unknown, data: unknown, opts: JobOptions | undefined, field: string, telemetry?: TraceCarrier): AddJobArgs {
     v.string(`${field}name`, name);
     const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
     const n = normalizeJobOptions(merged, `${field}opts`);
@@ -151,7 +152,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       id: n.jobId ?? '',
       name: name as string,
       data: v.encodeJson(`${field}data`, data, this.ctx.maxPayloadBytes),
-      opts: storedOptions(merged, n),
+      opts: storedOptions(merged, n, telemetry),
       priority: n.priority,
       lane: n.lane,
       delay: n.delay,
@@ -171,9 +172,20 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
    */
   async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
     this.open();
-    const args = this.prepare(name, data, opts, '');
+    const span = startProducerSpan(this.name, String(name));
+    let args: AddJobArgs;
+    try {
+      args = this.prepare(name, data, opts, '', span.carrier);
+    } catch (err) {
+      span.end(err);
+      throw err;
+    }
     return new Promise((resolve, reject) => {
-      this.pendingAdds.push({ args, resolve, reject });
+      this.pendingAdds.push({
+        args,
+        resolve: (job) => (span.end(), resolve(job)),
+        reject: (err) => (span.end(err), reject(err)),
+      });
       if (this.pendingAdds.length === 1) process.nextTick(() => void this.flushAdds());
     });
   }
@@ -214,10 +226,22 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async addBulk(jobs: ReadonlyArray<BulkJob<DataType>>): Promise<Array<Job<DataType, ReturnType, NameType>>> {
     this.open();
     if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
+    const span = startProducerSpan(this.name, 'bulk', jobs.length);
+    try {
+      const out = await this.addBulkTraced(jobs, span.carrier);
+      span.end();
+      return out;
+    } catch (err) {
+      span.end(err);
+      throw err;
+    }
+  }
+
+  private async addBulkTraced(jobs: ReadonlyArray<BulkJob<DataType>>, telemetry: TraceCarrier | undefined): Promise<Array<Job<DataType, ReturnType, NameType>>> {
     const prepared = jobs.map((j, i) => {
       v.plainObject(`jobs[${i}]`, j);
       try {
-        return this.prepare(j.name, j.data, j.opts, `jobs[${i}].`);
+        return this.prepare(j.name, j.data, j.opts, `jobs[${i}].`, telemetry);
       } catch (e) {
         // Option checks name the bare option ('priority'); in a bulk, say which job it was.
         if (e instanceof ValidationError && !e.field.startsWith('jobs[')) throw new ValidationError(`jobs[${i}].opts.${e.field}`, e.expected, e.got);

@@ -12,6 +12,7 @@ import { queueKeys, type QueueKeys } from './keys.js';
 import { DEFAULT_MAX_PAYLOAD } from './options.js';
 import { scripts, type ClaimReply, type ClaimedJob } from './scripts/index.js';
 import * as v from './validate.js';
+import { traceProcess, tracingAvailable } from './tracing.js';
 import { advanceScheduler, repairSchedulers } from './schedulers.js';
 import { drainOutbox, mayWriteOutbox } from './flows.js';
 import type { SlotPool } from './sharded-worker.js';
@@ -302,7 +303,10 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     let error: unknown;
     let ok = false;
     try {
-      result = await this.processor(job, run.token, run.ac.signal);
+      // The span wrapper is skipped entirely when @opentelemetry/api is not installed.
+      result = await (tracingAvailable
+        ? traceProcess(job, () => this.processor(job, run.token, run.ac.signal))
+        : this.processor(job, run.token, run.ac.signal));
       ok = true;
     } catch (err) {
       error = err;

@@ -1,0 +1,77 @@
+/**
+ * Optional OpenTelemetry spans through `@opentelemetry/api` (an optional peer dependency):
+ * a PRODUCER span around each add and a CONSUMER span around each processor run, its parent
+ * the add's span. The trace context travels inside the job, in `job.opts.telemetry`
+ * (W3C `traceparent` / `tracestate`), so producer and worker may be different processes.
+ *
+ * Without the package installed every function here is a no-op behind one check; with the
+ * package but no SDK registered, the API's no-op tracer makes spans nearly free.
+ */
+import type * as Otel from '@opentelemetry/api';
+
+const api: typeof Otel | undefined = await import('@opentelemetry/api').catch(() => undefined);
+
+const TRACER = 'echomq';
+
+/** The carrier stored with a job: W3C trace context headers. */
+export interface TraceCarrier {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+export interface ProducerSpan {
+  /** Trace context to store with the job (undefined when not tracing). */
+  readonly carrier: TraceCarrier | undefined;
+  end(err?: unknown): void;
+}
+
+const NO_SPAN: ProducerSpan = { carrier: undefined, end() {} };
+
+/** True when @opentelemetry/api is installed. */
+export const tracingAvailable = api !== undefined;
+
+function endSpan(span: Otel.Span, err: unknown): void {
+  if (!api) return;
+  if (err !== undefined) {
+    span.recordException(err instanceof Error ? err : String(err));
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+  }
+  span.end();
+}
+
+/** Starts the span of one add (or one addBulk call, shared by its jobs). */
+export function startProducerSpan(queue: string, jobName: string, jobs = 1): ProducerSpan {
+  if (!api) return NO_SPAN;
+  const span = api.trace.getTracer(TRACER).startSpan(`add ${queue}`, {
+    kind: api.SpanKind.PRODUCER,
+    attributes: { 'messaging.system': 'echomq', 'messaging.destination.name': queue, 'messaging.operation': 'publish', 'echomq.job.name': jobName, 'messaging.batch.message_count': jobs },
+  });
+  const carrier: TraceCarrier = {};
+  api.propagation.inject(api.trace.setSpan(api.context.active(), span), carrier);
+  return { carrier: carrier.traceparent ? carrier : undefined, end: (err?: unknown) => endSpan(span, err) };
+}
+
+/** Runs a processor inside a CONSUMER span whose parent is the job's stored trace context. */
+export async function traceProcess<R>(
+  job: { id: string; name: string; lane: string; attemptsStarted: number; queueName: string; opts: unknown },
+  run: () => Promise<R> | R,
+): Promise<R> {
+  if (!api) return run();
+  const carrier = (job.opts as { telemetry?: TraceCarrier } | undefined)?.telemetry ?? {};
+  const parent = api.propagation.extract(api.ROOT_CONTEXT, carrier);
+  const span = api.trace.getTracer(TRACER).startSpan(`process ${job.queueName}`, {
+    kind: api.SpanKind.CONSUMER,
+    attributes: {
+      'messaging.system': 'echomq', 'messaging.destination.name': job.queueName, 'messaging.operation': 'process',
+      'messaging.message.id': job.id, 'echomq.job.name': job.name, 'echomq.lane': job.lane, 'echomq.attempt': job.attemptsStarted,
+    },
+  }, parent);
+  try {
+    const result = await api.context.with(api.trace.setSpan(parent, span), run);
+    endSpan(span, undefined);
+    return result;
+  } catch (err) {
+    endSpan(span, err);
+    throw err;
+  }
+}
