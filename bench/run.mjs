@@ -16,12 +16,14 @@ import { ECHOMQ_MODULE } from './lib/libs.mjs';
 import { runCore } from './suite-core.mjs';
 import { runLanesScale } from './suite-lanes-scale.mjs';
 import { runFairness } from './suite-fairness.mjs';
+import { runCeiling } from './suite-ceiling.mjs';
+import { runCosts } from './suite-costs.mjs';
 
-const SUITES = { core: runCore, 'lanes-scale': runLanesScale, fairness: runFairness };
+const SUITES = { core: runCore, 'lanes-scale': runLanesScale, fairness: runFairness, ceiling: runCeiling, costs: runCosts };
 
 // name → [type, default, help]. Lists are comma-separated numbers.
 const OPTIONS = {
-  suite: ['list', 'core,lanes-scale,fairness', 'suites to run: core, lanes-scale, fairness (or all)'],
+  suite: ['list', 'core,lanes-scale,fairness,ceiling,costs', 'suites to run: core, lanes-scale, fairness, ceiling, costs (or all)'],
   runs: ['int', 3, 'repetitions of every case; tables show the median and min–max'],
   jobs: ['int', 20_000, 'jobs per add/process case (core) and completions timed (lanes-scale)'],
   inflight: ['int', 100, 'core add: single adds pending at once'],
@@ -33,13 +35,27 @@ const OPTIONS = {
   burst: ['int', 3_000, 'fairness: jobs in the noisy lane'],
   quiet: ['int', 100, 'fairness: jobs in each of the two quiet lanes'],
   'fair-concurrency': ['ints', '1,10', 'fairness: worker concurrencies'],
+  'ceiling-requests': ['int', 1_000_000, 'ceiling: redis-benchmark requests for the pipelined claim row'],
+  'ceiling-clients': ['int', 50, 'ceiling: redis-benchmark connections'],
+  'ceiling-pipeline': ['int', 16, 'ceiling: redis-benchmark pipeline depth (-P)'],
+  'cost-concurrency': ['int', 10, 'costs: worker concurrency of the processing rows'],
+  'cost-lanes': ['int', 100, 'costs: lanes in the many-lanes row'],
+  'max-priority': ['int', 20, 'costs: priorities are drawn from 0…this'],
+  shallow: ['int', 1_000, 'costs: jobs left waiting behind the timed claims, shallow row'],
+  deep: ['int', 1_000_000, 'costs: jobs left waiting behind the timed claims, deep row'],
+  pickups: ['int', 200, 'costs: idle pickup samples per library and run'],
+  'mem-jobs': ['int', 100_000, 'costs: waiting jobs added for the memory row'],
+  payload: ['int', 1_024, 'costs: bytes of job data in the memory row'],
   json: ['string', '', 'also write every raw measurement to this file'],
   detail: ['bool', false, 'also print which Redis commands each case ran, per job'],
   small: ['bool', false, 'small sizes for a quick check (flags given explicitly still win)'],
   help: ['bool', false, 'print this help'],
 };
 
-const SMALL = { runs: '1', jobs: '2000', batches: '4', lanes: '10,100,5000', burst: '300', quiet: '10' };
+const SMALL = {
+  runs: '1', jobs: '2000', batches: '4', lanes: '10,100,5000', burst: '300', quiet: '10',
+  'ceiling-requests': '100000', deep: '50000', pickups: '40', 'mem-jobs': '10000',
+};
 
 function envName(flag) {
   return `BENCH_${flag.toUpperCase().replace(/-/g, '_')}`;

@@ -1,15 +1,19 @@
-// Suite `core`: echomq against BullMQ on the three hot paths a queue lives on.
+// Suite `core`: echomq against BullMQ and bee-queue on the three hot paths a queue lives on.
 //   add      single adds, `inflight` calls pending at a time (a busy web tier)
-//   addBulk  `batches` sequential bulk adds of `bulk` jobs each
+//   addBulk  `batches` sequential bulk adds of `bulk` jobs each (bee-queue: saveAll)
 //   process  one worker drains `jobs` pre-filled noop jobs at each concurrency; timed from the
 //            worker's construction to the last completion. Finished jobs are removed at once
-//            (removeOnComplete: true) by both libraries, so neither pays for retention.
+//            (removeOnComplete: true; bee-queue: removeOnSuccess) by every library, so none
+//            pays for retention.
+// Within a repetition the libraries alternate case by case (echomq, BullMQ, bee-queue, echomq,
+// …). Ratios are echomq's median over each peer's, and over the best peer of that row.
 import { inParallel } from './lib/meter.mjs';
 import { prefill, timeProcessing } from './lib/steps.mjs';
-import { costTable, markdownTable, ratio, spread } from './lib/table.mjs';
-import { echomq, bullmq } from './lib/libs.mjs';
+import { costTable, markdownTable, median, ratio, ratioValue, spread, targetTable } from './lib/table.mjs';
+import { echomq, bullmq, beequeue } from './lib/libs.mjs';
 
-const LIBS = [echomq, bullmq];
+const LIBS = [echomq, bullmq, beequeue];
+const PEERS = LIBS.slice(1);
 
 function jobs(n) {
   return Array.from({ length: n }, (_, i) => ({ data: { i } }));
@@ -69,8 +73,10 @@ export async function runCore(ctx) {
     for (const c of warm) await once(ctx, lib, c, 'warmup');
   }
   for (let rep = 1; rep <= o.runs; rep++) {
+    // Rotate who goes first each repetition, so no library always runs right after another.
+    const order = LIBS.map((_, i) => LIBS[(i + rep - 1) % LIBS.length]);
     for (const c of list) {
-      for (const lib of LIBS) {
+      for (const lib of order) {
         const m = await once(ctx, lib, c, `${rep}`);
         ctx.results.add(c.name, lib.name, m);
         ctx.log(`[core] run ${rep}/${o.runs} ${c.name} ${lib.name}: ${Math.round(m.rate)} jobs/s`);
@@ -80,19 +86,48 @@ export async function runCore(ctx) {
   await ctx.meter.flush();
 
   const names = list.map((c) => c.name);
+  const rate = (n, lib) => ctx.results.values(n, lib, 'rate');
+  // The peer with the highest median jobs/s in a row.
+  const best = (n) => PEERS.map((p) => p.name).reduce((a, b) => ((median(rate(n, b)) || 0) > (median(rate(n, a)) || 0) ? b : a));
   const rows = names.map((n) => [
     n,
-    spread(ctx.results.values(n, 'echomq', 'rate')),
-    spread(ctx.results.values(n, 'bullmq', 'rate')),
-    ratio(ctx.results.values(n, 'echomq', 'rate'), ctx.results.values(n, 'bullmq', 'rate')),
+    ...LIBS.map((l) => spread(rate(n, l.name))),
+    ...PEERS.map((p) => ratio(rate(n, 'echomq'), rate(n, p.name))),
+    `${ratio(rate(n, 'echomq'), rate(n, best(n)))} (${best(n)})`,
   ]);
   return [
-    `### core: echomq vs BullMQ — throughput, jobs/s, median (min–max) of ${o.runs} run(s); ${o.jobs} jobs for add and process`,
+    `### core: echomq vs BullMQ vs bee-queue — throughput, jobs/s, median (min–max) of ${o.runs} run(s); ${o.jobs} jobs for add and process`,
     '',
-    markdownTable(['case', 'echomq jobs/s', 'bullmq jobs/s', 'echomq/bullmq'], rows),
+    markdownTable(
+      ['case', ...LIBS.map((l) => `${l.name} jobs/s`), ...PEERS.map((p) => `echomq/${p.name}`), 'echomq/best peer'],
+      rows,
+    ),
     '',
     '### core: cost per job (medians)',
     '',
     costTable(ctx.results, names, LIBS.map((l) => l.name)),
+    '',
+    '### core: targets of the performance issue',
+    '',
+    targetTable(coreTargets(list, rate, best)),
   ].join('\n');
+}
+
+/** The issue's core targets, for whichever of their cases ran. */
+function coreTargets(list, rate, best) {
+  const find = (prefix) => list.find((c) => c.name.startsWith(prefix))?.name;
+  const vs = (n, peer) => (n ? ratioValue(rate(n, 'echomq'), rate(n, peer)) : undefined);
+  const vsBest = (n) => (n ? vs(n, best(n)) : undefined);
+  const add = find('add (');
+  const bulk = find('addBulk');
+  const [c1, c10, c50] = ['process c=1', 'process c=10', 'process c=50'].map((n) => list.find((c) => c.name === n)?.name);
+  return [
+    { target: 'process c=50 vs BullMQ', measured: vs(c50, 'bullmq'), atLeast: 2, unit: '×' },
+    { target: 'process c=50 vs best peer', measured: vsBest(c50), atLeast: 1.7, unit: '×' },
+    { target: 'process c=10 vs best peer', measured: vsBest(c10), atLeast: 1.5, unit: '×' },
+    { target: 'process c=1 vs best peer', measured: vsBest(c1), atLeast: 1.3, unit: '×' },
+    { target: 'add single vs BullMQ', measured: vs(add, 'bullmq'), atLeast: 1.5, unit: '×' },
+    { target: 'addBulk vs BullMQ', measured: vs(bulk, 'bullmq'), atLeast: 3, unit: '×' },
+    { target: 'addBulk vs bee-queue saveAll', measured: vs(bulk, 'bee-queue'), atLeast: 1, unit: '×' },
+  ];
 }

@@ -7,7 +7,7 @@
 // When the largest row needs a bigger queue than the others, a control row runs the baseline
 // lane count with that same bigger queue: it separates "many lanes" from "many keys in Redis".
 import { prefill, timeProcessing } from './lib/steps.mjs';
-import { costTable, fmt, markdownTable, ratio, spread, median } from './lib/table.mjs';
+import { costTable, fmt, markdownTable, ratio, ratioValue, spread, median, targetTable } from './lib/table.mjs';
 import { echomq } from './lib/libs.mjs';
 
 function laneJobs(total, lanes) {
@@ -51,6 +51,7 @@ export async function runLanesScale(ctx) {
   await ctx.meter.flush();
 
   const base = ctx.results.values(list[0].name, 'echomq', 'rate');
+  const most = list.filter((c) => !c.control).reduce((a, b) => (b.lanes > a.lanes ? b : a));
   const rows = list.map((c) => {
     const v = (metric) => ctx.results.values(c.name, 'echomq', metric);
     return [
@@ -74,5 +75,14 @@ export async function runLanesScale(ctx) {
     '### lanes-scale: cost per job (medians)',
     '',
     costTable(ctx.results, list.map((c) => c.name), ['echomq'], 'lanes'),
+    '',
+    '### lanes-scale: target of the performance issue',
+    '',
+    targetTable([{
+      target: `claims with ${fmt(most.lanes)} lanes vs ${fmt(o.lanes[0])} lanes`,
+      measured: ratioValue(ctx.results.values(most.name, 'echomq', 'rate'), base),
+      atLeast: 0.8,
+      unit: '×',
+    }]),
   ].join('\n');
 }

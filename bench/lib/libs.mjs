@@ -1,12 +1,19 @@
-// One small adapter per library, so the suites drive echomq, BullMQ and groupmq through the
-// same few calls: add, addBulk, startWorker, close. Each adapter uses the library's defaults
-// except where the comparison needs the same behaviour (finished jobs are removed at once).
+// One small adapter per library, so the suites drive echomq, BullMQ, bee-queue and groupmq
+// through the same few calls: add, addBulk, startWorker, close. Each adapter uses the library's
+// defaults except where the comparison needs the same behaviour (finished jobs are removed at
+// once; nobody subscribes to per-job events unless asked).
 //
-// Job shape given to adapters: { data, lane? }. The lane becomes echomq's `lane` and
-// groupmq's `groupId`; BullMQ has no lanes (open-source edition), so it ignores it.
+// Job shape given to adapters: { data, lane?, priority? }. The lane becomes echomq's `lane` and
+// groupmq's `groupId`; BullMQ has no lanes (open-source edition), so it ignores it. Only echomq
+// takes `priority` (the costs suite is echomq alone).
+//
+// startWorker({ concurrency, processor?, onCompleted, onFailed }): `processor(data)` replaces
+// the empty processor when a suite needs to see a job start (idle pickup latency).
 import { Redis } from 'ioredis';
 import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
 import { Queue as GroupQueue, Worker as GroupWorker } from 'groupmq';
+import BeeQueue from 'bee-queue';
+import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 
@@ -16,7 +23,20 @@ export const ECHOMQ_MODULE = process.env.BENCH_ECHOMQ
   ? pathToFileURL(resolve(process.env.BENCH_ECHOMQ)).href
   : new URL('../../dist/index.js', import.meta.url).href;
 const { Queue: EchoQueue, Worker: EchoWorker } = await import(ECHOMQ_MODULE);
-import { inParallel } from './meter.mjs';
+import { inParallel, noteSent } from './meter.mjs';
+
+// bee-queue talks to Redis through its own copy of node_redis 3, not ioredis, so the meter's
+// ioredis wrapper cannot see its commands. Wrap that copy's single send path the same way:
+// count only commands written to a ready connection (offline ones are replayed through here).
+{
+  const beeRequire = createRequire(createRequire(import.meta.url).resolve('bee-queue'));
+  const { RedisClient } = beeRequire('redis');
+  const originalSend = RedisClient.prototype.internal_send_command;
+  RedisClient.prototype.internal_send_command = function countedSend(commandObj) {
+    if (this.ready && this.stream?.writable) noteSent();
+    return originalSend.call(this, commandObj);
+  };
+}
 
 const JOB_NAME = 'bench';
 const noop = async () => {};
@@ -45,12 +65,18 @@ export const echomq = {
   async open(url, queueName) {
     const queue = new EchoQueue(queueName, { connection: url });
     await queue.client.ping(); // connected before any timing starts
-    const opts = (job) => (job.lane === undefined ? { removeOnComplete: true } : { removeOnComplete: true, lane: job.lane });
+    const opts = (job) => {
+      const o = { removeOnComplete: true };
+      if (job.lane !== undefined) o.lane = job.lane;
+      if (job.priority !== undefined) o.priority = job.priority;
+      return o;
+    };
     return {
       add: (job) => queue.add(JOB_NAME, job.data, opts(job)),
       addBulk: (jobs) => queue.addBulk(jobs.map((job) => ({ name: JOB_NAME, data: job.data, opts: opts(job) }))),
-      startWorker({ concurrency, ...handlers }) {
-        const worker = new EchoWorker(queueName, noop, { connection: url, concurrency });
+      startWorker({ concurrency, processor, ...handlers }) {
+        const fn = processor ? async (job) => processor(job.data) : noop;
+        const worker = new EchoWorker(queueName, fn, { connection: url, concurrency });
         wire(worker, handlers);
         return { close: () => worker.close() };
       },
@@ -69,10 +95,44 @@ export const bullmq = {
     return {
       add: (job) => queue.add(JOB_NAME, job.data, opts),
       addBulk: (jobs) => queue.addBulk(jobs.map((job) => ({ name: JOB_NAME, data: job.data, opts }))),
-      startWorker({ concurrency, ...handlers }) {
-        const worker = new BullWorker(queueName, noop, { connection, concurrency });
+      startWorker({ concurrency, processor, ...handlers }) {
+        const fn = processor ? async (job) => processor(job.data) : noop;
+        const worker = new BullWorker(queueName, fn, { connection, concurrency });
         wire(worker, handlers);
         return { close: () => worker.close() };
+      },
+      close: () => queue.close(),
+    };
+  },
+};
+
+// bee-queue: a queue object is producer and/or worker. The producer is configured as its README
+// recommends for producer-only queues (isWorker: false, getEvents: false), and neither side
+// subscribes to job events or keeps Job objects for them (getEvents/storeJobs false): echomq
+// and BullMQ need an explicit QueueEvents for that, so all three skip it. The worker keeps its
+// default sendEvents (one PUBLISH per finished job, its counterpart of the others' event
+// stream) and removes succeeded jobs (removeOnSuccess). It connects through node_redis 3, its
+// own dependency. saveAll pipelines one addJob script call per job.
+export const beequeue = {
+  name: 'bee-queue',
+  async open(url, queueName) {
+    const redis = redisOptions(url);
+    const queue = new BeeQueue(queueName, { redis, isWorker: false, getEvents: false, storeJobs: false });
+    await queue.ready(); // connected and scripts loaded before any timing starts
+    const make = (job) => queue.createJob(job.data);
+    return {
+      add: (job) => make(job).save(),
+      async addBulk(jobs) {
+        const errors = await queue.saveAll(jobs.map(make));
+        if (errors.size > 0) throw [...errors.values()][0];
+      },
+      startWorker({ concurrency, processor, onCompleted, onFailed }) {
+        const worker = new BeeQueue(queueName, { redis, getEvents: false, storeJobs: false, removeOnSuccess: true });
+        worker.on('succeeded', (job) => onCompleted(job.data));
+        worker.on('failed', (job, err) => onFailed(err ?? new Error(`job ${job?.id} failed`)));
+        worker.on('error', (err) => onFailed(err));
+        worker.process(concurrency, processor ? async (job) => processor(job.data) : noop);
+        return { close: () => worker.close(5000) };
       },
       close: () => queue.close(),
     };
@@ -92,8 +152,9 @@ export const groupmq = {
       add,
       // Prefill only (never timed): 100 single adds in flight, in the given order.
       addBulk: (jobs) => inParallel(jobs.length, 100, (i) => add(jobs[i])),
-      startWorker({ concurrency, ...handlers }) {
-        const worker = new GroupWorker({ queue, handler: noop, concurrency });
+      startWorker({ concurrency, processor, ...handlers }) {
+        const handler = processor ? async (job) => processor(job.data) : noop;
+        const worker = new GroupWorker({ queue, handler, concurrency });
         wire(worker, handlers);
         return { close: () => worker.close(5000) };
       },
@@ -102,4 +163,4 @@ export const groupmq = {
   },
 };
 
-export const LIBS = { echomq, bullmq, groupmq };
+export const LIBS = { echomq, bullmq, 'bee-queue': beequeue, groupmq };

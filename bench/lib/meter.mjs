@@ -16,6 +16,14 @@ Redis.prototype.sendCommand = function countedSend(...args) {
   return originalSend.apply(this, args);
 };
 
+/**
+ * Counts one command sent by a client that is not ioredis (bee-queue's node_redis, wrapped in
+ * libs.mjs), so `sent cmds/job` covers every library the same way.
+ */
+export function noteSent() {
+  sent++;
+}
+
 const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
 // Our own INFO calls land in commandstats too; they are not the libraries' work.
 const IGNORED_COMMANDS = new Set(['info']);

@@ -114,3 +114,26 @@ export function commandTable(results, top = 12) {
   }
   return markdownTable(['case', 'library', 'Redis commands per job, last run: calls (µs inside Redis)'], rows);
 }
+
+/**
+ * The performance issue's targets as a checklist. Each row: { target, measured, atLeast? ,
+ * atMost?, unit? } where `measured` is a number (a ratio or a value) or undefined when the case
+ * did not run. A target is met when measured ≥ atLeast (or ≤ atMost).
+ */
+export function targetTable(rows) {
+  const show = (x, unit) => (unit === '×' ? `${x.toFixed(2)}×` : unit === '%' ? `${x >= 0 ? '+' : ''}${x.toFixed(1)}%` : `${fmt(x, true)}${unit ? ` ${unit}` : ''}`);
+  const out = rows.map((r) => {
+    const need = r.atLeast !== undefined ? `≥ ${show(r.atLeast, r.unit)}` : `≤ ${show(r.atMost, r.unit)}`;
+    if (r.measured === undefined || !Number.isFinite(r.measured)) return [r.target, need, '–', '–'];
+    const met = r.atLeast !== undefined ? r.measured >= r.atLeast : r.measured <= r.atMost;
+    return [r.target, need, show(r.measured, r.unit), met ? 'met' : '**not met**'];
+  });
+  return markdownTable(['target', 'required', 'measured', 'verdict'], out);
+}
+
+/** median(a) / median(b), or undefined when either side is missing. */
+export function ratioValue(a, b) {
+  if (!a?.length || !b?.length) return undefined;
+  const r = median(a) / median(b);
+  return Number.isFinite(r) ? r : undefined;
+}
