@@ -110,7 +110,7 @@ describe('flows in one queue', () => {
       const counter = new Redis(own.url);
       const scriptCalls = async () => {
         const info = await counter.info('commandstats');
-        return [...info.matchAll(/cmdstat_(evalsha|eval):calls=(\d+)/g)].reduce((a, m) => a + Number(m[2]), 0);
+        return [...info.matchAll(/cmdstat_(evalsha|eval|fcall):calls=(\d+)/g)].reduce((a, m) => a + Number(m[2]), 0);
       };
       await ownFp.add({ name: 'warm', queueName: name }); // loads the script (EVALSHA miss + EVAL)
       const before = await scriptCalls();

@@ -1,11 +1,58 @@
 /**
- * Calls a loaded script by SHA. A NOSCRIPT reply (Redis restarted, failed over or flushed its
- * script cache) is answered with one EVAL of the full source, which also caches it again on
- * that server, so callers never see it.
+ * Calls a transition. Two ways, chosen per client:
+ *
+ * - FCALL of the transition in echomq's function library (Redis 7+, Valkey; the default on a
+ *   single server). "Function not found" (a new, restarted or flushed server) is answered by
+ *   loading the library once (FUNCTION LOAD REPLACE) and calling again.
+ * - EVALSHA of the transition's script (Redis Cluster, where a library would have to be loaded
+ *   on every master; servers without functions; users whose ACL does not allow FUNCTION LOAD).
+ *   NOSCRIPT (restart, failover, SCRIPT FLUSH) is answered with one EVAL of the full source.
+ *
+ * A client moves from FCALL to EVALSHA for good when the library cannot be loaded. Callers see
+ * neither reply.
  */
 import type { QueueKeys } from '../keys.js';
-import type { RedisClient } from '../connection.js';
-import { loadScript, type LuaScript } from './loader.js';
+import { isClusterClient, type RedisClient } from '../connection.js';
+import { loadLibrary, loadScript, type LuaScript } from './loader.js';
+
+export type ScriptMode = 'function' | 'eval';
+
+const modes = new WeakMap<object, ScriptMode>();
+const loading = new WeakMap<object, Promise<boolean>>();
+
+/** How a client calls transitions (see the header). Exported for tests and diagnostics. */
+export function scriptMode(client: RedisClient): ScriptMode {
+  let m = modes.get(client);
+  if (!m) {
+    m = isClusterClient(client) || process.env.ECHOMQ_SCRIPTS === 'eval' ? 'eval' : 'function';
+    modes.set(client, m);
+  }
+  return m;
+}
+
+/** Forces a client's mode (tests use it to cover both paths). */
+export function setScriptMode(client: RedisClient, mode: ScriptMode): void {
+  modes.set(client, mode);
+}
+
+/** Loads the library on this client's server once; false (and eval mode) when it cannot. */
+function loadLibraryOn(client: RedisClient): Promise<boolean> {
+  let p = loading.get(client);
+  if (!p) {
+    p = (client.call('FUNCTION', 'LOAD', 'REPLACE', loadLibrary().source) as Promise<unknown>).then(
+      () => true,
+      () => {
+        modes.set(client, 'eval');
+        return false;
+      },
+    ).finally(() => loading.delete(client));
+    loading.set(client, p);
+  }
+  return p;
+}
+
+// Not loaded, not supported (Redis < 7), or not allowed (an ACL without FCALL / FUNCTION LOAD).
+const notFound = (err: unknown) => err instanceof Error && /Function not found|unknown command|NOPERM/i.test(err.message);
 
 const keyArrays = new WeakMap<QueueKeys, Map<string, string[]>>();
 
@@ -34,6 +81,14 @@ export async function runScript(
   args: ReadonlyArray<string | number>,
 ): Promise<unknown> {
   const k = keysFor(script, keys);
+  if (script.functionName && scriptMode(client) === 'function') {
+    try {
+      return await client.call('FCALL', script.functionName, k.length, ...k, ...args);
+    } catch (err) {
+      if (!notFound(err)) throw err;
+      if (await loadLibraryOn(client)) return client.call('FCALL', script.functionName, k.length, ...k, ...args);
+    }
+  }
   try {
     return await client.evalsha(script.sha, k.length, ...k, ...args);
   } catch (err) {

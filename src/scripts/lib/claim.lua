@@ -17,6 +17,11 @@ local RATE_BLOCK = 1125899906842624
 -- The meta fields a claim reads, in one HMGET per script call (also sets emit's events cap):
 -- 1 paused, 2 conc, 3 rlmax, 4 rldur, 5 tl, 6 tk, 7 blk, 8 evmax, 9 dly, 10 rlw.
 local metaRow
+
+-- Per-call state of this file (see reset_common in lib/common.lua).
+local function reset_claim()
+  metaRow = nil
+end
 local function readMeta()
   if not metaRow then
     metaRow = redis.call('HMGET', K.meta, 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk',

@@ -26,6 +26,13 @@ local STAMP_BASE = 4503599627370496
 -- Counter values reserved in blocks by reserveStamps (a bulk add takes them with one HINCRBY
 -- per counter instead of one per job; unused ones leave harmless gaps).
 local fifoNext, fifoLast, lifoNext, lifoLast = 1, 0, 1, 0
+
+-- Per-call state of this file, reset at the start of every call when the scripts run as a
+-- loaded function library (see src/scripts/loader.ts); a fresh EVAL starts clean anyway.
+local function reset_common()
+  evmax = nil
+  fifoNext, fifoLast, lifoNext, lifoLast = 1, 0, 1, 0
+end
 -- Reserves n stamps of one kind if none are left in the current block.
 local function reserveStamps(lifo, n)
   if n <= 0 then return end

@@ -18,6 +18,11 @@ local FLOW_MAX_CASCADE = 32
 -- Set when a call wrote this queue's outbox (resolveChild reports it so the caller drains it).
 local flowOutboxWritten = false
 
+-- Per-call state of this file (see reset_common in lib/common.lua).
+local function reset_flow()
+  flowOutboxWritten = false
+end
+
 local resolveDep
 
 -- Called when job id finishes for good, before retention may delete its hash:

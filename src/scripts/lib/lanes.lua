@@ -172,6 +172,13 @@ end
 -- release and the new claim cancel out and lactive is not written at all. Flushed before the
 -- script returns (flushDeferredReleases), so the invariant holds between calls.
 local deferredRelease = {}
+
+-- Per-call state of this file (see reset_common in lib/common.lua).
+local function reset_lanes()
+  laneBatch = nil
+  cfgMemo = {}
+  deferredRelease = {}
+end
 local function releaseActiveLater(lane)
   deferredRelease[lane] = (deferredRelease[lane] or 0) + 1
 end
