@@ -35,9 +35,9 @@ const raw = {
 /** Names of every transition script (for docs and tests). */
 export const SCRIPT_NAMES = [...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES];
 
-/** One job as the add script takes it. */
-export interface AddJobArgs {
-  id: string; // '' = generate
+/** A new job as the scripts that create jobs take it (every field validated by the caller). */
+export interface NewJobArgs {
+  id: string; // '' = generate (add only)
   name: string;
   data: string;
   opts: string;
@@ -47,6 +47,10 @@ export interface AddJobArgs {
   lifo: boolean;
   keepCompleted: [number, number];
   keepFailed: [number, number];
+}
+
+/** One job as the add script takes it. */
+export interface AddJobArgs extends NewJobArgs {
   /** Deduplication id ('' or absent = none) and throttle ttl in ms (0 = simple mode). */
   dedupId?: string;
   dedupTtl?: number;

@@ -4,6 +4,7 @@
  * `./index.ts`: named keys from each script's `-- KEYS:` header, named arguments, parsed replies.
  */
 import { bindScript as call, type ScriptContext } from './runner.js';
+import type { NewJobArgs } from './index.js';
 
 const raw = {
   addFlow: call('addFlow'),
@@ -16,17 +17,7 @@ const raw = {
 export const LIFECYCLE_SCRIPT_NAMES = Object.keys(raw);
 
 /** One job of a flow as addFlow takes it (every field validated by the caller). */
-export interface FlowNodeArgs {
-  id: string;
-  name: string;
-  data: string;
-  opts: string;
-  priority: number;
-  lane: string;
-  delay: number;
-  lifo: boolean;
-  keepCompleted: [number, number];
-  keepFailed: [number, number];
+export interface FlowNodeArgs extends NewJobArgs {
   parent?: { id: string; key: string; queue: string; prefix: string };
   /** 'f' failParentOnFailure, 'i' ignoreDependencyOnFailure, '' neither. */
   policy: '' | 'f' | 'i';
@@ -37,17 +28,8 @@ export interface FlowNodeArgs {
 /** Child outcome kinds: completed, failed and ignored, failed and failing the parent, removed. */
 export type ChildOutcome = 'c' | 'i' | 'f' | 'r';
 
-/** The job template of a scheduler, validated and encoded. */
-export interface SchedulerTemplateArgs {
-  name: string;
-  data: string;
-  opts: string;
-  priority: number;
-  lane: string;
-  lifo: boolean;
-  keepCompleted: [number, number];
-  keepFailed: [number, number];
-}
+/** The job template of a scheduler, validated and encoded (id and delay come per slot). */
+export type SchedulerTemplateArgs = Omit<NewJobArgs, 'id' | 'delay'>;
 
 export interface SchedulerSlotReply {
   /** 1 a slot was set (job made or already there), 0 nothing to do, -1 no scheduler, 2 removed (no slot left). */
