@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ensureRedis } from '../scripts/redis-server.mjs';
-import { collectGarbage, createMeter } from './lib/meter.mjs';
+import { collectGarbage, createMeter, disturbed } from './lib/meter.mjs';
 import { Results, commandTable } from './lib/table.mjs';
 import { ECHOMQ_MODULE } from './lib/libs.mjs';
 import { runCore } from './suite-core.mjs';
@@ -46,6 +46,7 @@ const OPTIONS = {
   pickups: ['int', 200, 'costs: idle pickup samples per library and run'],
   'mem-jobs': ['int', 100_000, 'costs: waiting jobs added for the memory row'],
   payload: ['int', 1_024, 'costs: bytes of job data in the memory row'],
+  'quiet-wait': ['int', 120, 'before each case, wait up to this many seconds for other processes to go idle (0: never wait)'],
   json: ['string', '', 'also write every raw measurement to this file'],
   detail: ['bool', false, 'also print which Redis commands each case ran, per job'],
   small: ['bool', false, 'small sizes for a quick check (flags given explicitly still win)'],
@@ -83,7 +84,7 @@ function parseOptions(argv) {
       if (!Number.isInteger(n) || n < 1) throw new Error(`--${k} wants a positive integer, got ${JSON.stringify(s)}`);
       return n;
     };
-    if (type === 'int') out[key] = num(text);
+    if (type === 'int') out[key] = k === 'quiet-wait' && text === '0' ? 0 : num(text);
     else if (type === 'ints') out[key] = text.split(',').map((s) => num(s.trim()));
     else if (type === 'list') out[key] = text.split(',').map((s) => s.trim()).filter(Boolean);
     else if (type === 'bool') out[key] = given === true || given === '1' || given === 'true';
@@ -93,6 +94,16 @@ function parseOptions(argv) {
   if (out.suite.includes('all')) out.suite = Object.keys(SUITES);
   for (const s of out.suite) if (!SUITES[s]) throw new Error(`unknown suite ${JSON.stringify(s)}; known: ${Object.keys(SUITES).join(', ')}`);
   return out;
+}
+
+/** How many timed windows other processes disturbed (see disturbed() in lib/meter.mjs). */
+function noiseNote(results) {
+  const windows = Object.values(results.toJSON()).flatMap((byLib) => Object.values(byLib).flat())
+    .filter((m) => typeof m.otherCores === 'number');
+  if (windows.length === 0) return '';
+  const busy = windows.filter(disturbed);
+  const max = Math.max(...windows.map((m) => m.otherCores));
+  return `; ${busy.length} of ${windows.length} timed windows had other processes using > 0.2 core (max ${max.toFixed(2)})`;
 }
 
 async function main() {
@@ -108,8 +119,8 @@ async function main() {
     return;
   }
   const redis = await ensureRedis();
-  const meter = await createMeter(redis.url);
   const log = (msg) => console.error(msg);
+  const meter = await createMeter(redis.url, { quietWaitMs: opts.quietWait * 1000, log });
   const gc = collectGarbage;
   const raw = {};
   try {
@@ -123,7 +134,7 @@ async function main() {
       const results = new Results();
       const t0 = performance.now();
       const text = await SUITES[suite]({ url: redis.url, meter, results, opts, log, gc });
-      console.log(`${text}\n\n_${suite}: ${((performance.now() - t0) / 1000).toFixed(0)} s wall, load average now ${loadavg()[0].toFixed(2)}_\n`);
+      console.log(`${text}\n\n_${suite}: ${((performance.now() - t0) / 1000).toFixed(0)} s wall, load average now ${loadavg()[0].toFixed(2)}${noiseNote(results)}_\n`);
       if (opts.detail) console.log(`### ${suite}: Redis commands per job\n\n${commandTable(results)}\n`);
       raw[suite] = results.toJSON();
     }

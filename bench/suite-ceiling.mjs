@@ -13,7 +13,10 @@
 //   empty script                 EVALSHA of `return 0`: the fixed cost of any script call
 //   empty, echomq's arguments    `return 0` with complete.lua's KEYS and ARGV count
 //   complete.lua prelude         echomq's complete.lua with its libraries but no body: what
-//                                defining the included functions costs on every call
+//                                defining the included functions costs on every EVAL call
+//   FCALL, echomq's arguments    an empty function of a library (FUNCTION LOAD, Redis 7+) with
+//                                the same KEYS and ARGV: the fixed cost when echomq runs its
+//                                hot path as a function library instead of EVALSHA
 //   20 × <command>               (µs − empty) / 20 = one redis.call of that command; minus the
 //                                command's own time = the Lua ⇄ Redis overhead of the call
 //                                (argument objects in, reply converted to Lua values out)
@@ -24,6 +27,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { prefill, timeProcessing } from './lib/steps.mjs';
+import { noise } from './lib/meter.mjs';
 import { fmt, markdownTable, median, spread } from './lib/table.mjs';
 import { echomq, ECHOMQ_MODULE } from './lib/libs.mjs';
 
@@ -44,6 +48,9 @@ for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do
 end
 return 1`;
 
+// An empty function, for the fixed cost of an FCALL (functions survive FLUSHALL).
+const NOOP_LIBRARY = "#!lua name=bench_ceiling\nredis.register_function('bench_ceiling_noop', function(keys, args) return 0 end)";
+const SCRIPT_CALLS = ['evalsha', 'eval', 'fcall'];
 const CALLS = 20;
 // Commands timed 20 times inside one script, shaped like the calls echomq's scripts make. KEYS[1]
 // is a 10-field hash (a job's size), KEYS[2] a stream capped like echomq's events.
@@ -56,6 +63,12 @@ const CALIBRATED = [
   ['time', "redis.call('TIME')"],
   ['zcard', "redis.call('ZCARD', KEYS[2])"],
 ];
+// A reply shaped like a claim's: count, next wake-up, then the job id and its hash as a flat
+// list of 24 strings (12 fields). Constants, so only the conversion to RESP is timed.
+const REPLY_LUA = `return {1, -1, '123', {${Array.from({ length: 12 }, (_, i) => `'field${i + 1}', 'value${i + 1}'`).join(', ')}}}`;
+// 24 new strings made from numbers, the way scripts build ids, members and timestamps.
+const STRINGS = 24;
+const STRINGS_LUA = `local t = {} for i = 1, ${STRINGS} do t[i] = 'v' .. i end return 0`;
 const KEYS = ['ceil:{q}:wait', 'ceil:{q}:active', 'ceil:{q}:job:'];
 const CAL_KEYS = ['ceil:h', 'ceil:s'];
 
@@ -118,17 +131,18 @@ async function redisCounters(client) {
 }
 
 /** One redis-benchmark row: ops/s, Redis µs per script call, per inner command, CPU µs per op. */
-async function benchRow(ctx, { sha, keys, args, requests, clients, pipeline }) {
+async function benchRow(ctx, { sha, fcall, keys, args, requests, clients, pipeline }) {
   const client = ctx.meter.client;
   await client.config('RESETSTAT');
   const before = await redisCounters(client);
+  const call = fcall ? ['FCALL', fcall] : ['EVALSHA', sha];
   const rps = await redisBenchmark(ctx.url, ['-n', String(requests), '-c', String(clients), '-P', String(pipeline),
-    'EVALSHA', sha, String(keys.length), ...keys, ...args]);
+    ...call, String(keys.length), ...keys, ...args]);
   const after = await redisCounters(client);
-  const ev = after.stats.evalsha ?? { calls: 0, usec: 0 };
+  const ev = after.stats[fcall ? 'fcall' : 'evalsha'] ?? { calls: 0, usec: 0 };
   // Every command but the script itself and redis-benchmark's own CONFIG calls ran inside it.
   const innerUs = Object.entries(after.stats)
-    .filter(([name]) => name !== 'evalsha' && !name.startsWith('config'))
+    .filter(([name]) => !SCRIPT_CALLS.includes(name) && !name.startsWith('config'))
     .reduce((sum, [, st]) => sum + st.usec, 0);
   return {
     rate: rps,
@@ -158,6 +172,10 @@ function rowsOf(o, echo) {
       ...calib, role: 'args' },
     { name: 'calibration: complete.lua prelude, no body', lua: echo.prelude, keys: many(echo.keys), args: many(echo.argv),
       ...calib, role: 'prelude' },
+    { name: `calibration: FCALL empty function, ${echo.keys} KEYS + ${echo.argv} ARGV`, fcall: 'bench_ceiling_noop', keys: many(echo.keys),
+      args: many(echo.argv), ...calib, role: 'fcall' },
+    { name: 'calibration: return a claim-shaped reply (27 values)', lua: REPLY_LUA, keys: [], args: [], ...calib, role: 'reply' },
+    { name: `calibration: ${STRINGS} strings made from numbers`, lua: STRINGS_LUA, keys: [], args: [], ...calib, role: 'strings' },
     ...CALIBRATED.map(([cmd, call]) => ({
       name: `calibration: ${CALLS} × ${cmd.toUpperCase()}`, lua: `for i = 1, ${CALLS} do ${call} end return 0`, keys: CAL_KEYS,
       args: [], ...calib, requests: Math.min(req, 100_000), role: 'command', cmd, hash: true,
@@ -168,7 +186,15 @@ function rowsOf(o, echo) {
 async function onceBench(ctx, row) {
   const client = ctx.meter.client;
   await ctx.meter.flush();
-  const sha = await client.script('LOAD', row.lua);
+  if (row.fcall) {
+    // Redis < 7 has no functions: the row is skipped (undefined) rather than failing the suite.
+    try {
+      await client.function('LOAD', 'REPLACE', NOOP_LIBRARY);
+    } catch {
+      return undefined;
+    }
+  }
+  const sha = row.lua ? await client.script('LOAD', row.lua) : undefined;
   if (row.fill) await fillClaimSet(client, row.requests);
   if (row.hash) await client.hset(CAL_KEYS[0], Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`f${i + 1}`, `value${i}`])));
   return benchRow(ctx, { sha, ...row });
@@ -195,13 +221,14 @@ export async function runCeiling(ctx) {
   for (let rep = 1; rep <= o.runs; rep++) {
     for (const row of rows) {
       const m = await onceBench(ctx, row);
+      if (!m) continue;
       ctx.results.add(row.name, 'redis', m);
       ctx.log(`[ceiling] run ${rep}/${o.runs} ${row.name}: ${Math.round(m.rate)} ops/s, ${m.scriptUs.toFixed(2)} µs/script`);
     }
     for (const c of o.concurrency) {
       const m = await onceEchomq(ctx, c, `${rep}`);
       ctx.results.add(`process c=${c}`, 'echomq', m);
-      ctx.log(`[ceiling] run ${rep}/${o.runs} echomq process c=${c}: ${Math.round(m.rate)} jobs/s`);
+      ctx.log(`[ceiling] run ${rep}/${o.runs} echomq process c=${c}: ${Math.round(m.rate)} jobs/s${noise(m)}`);
     }
   }
   await ctx.meter.flush();
@@ -222,6 +249,9 @@ function calibration(rows, med) {
     empty,
     args: med(byRole('args'), 'scriptUs') - empty,
     prelude: med(byRole('prelude'), 'scriptUs') - med(byRole('args'), 'scriptUs'),
+    fcall: med(byRole('fcall'), 'scriptUs'),
+    reply: med(byRole('reply'), 'scriptUs') - empty,
+    string: (med(byRole('strings'), 'scriptUs') - empty) / STRINGS,
     perCommand,
   };
 }
@@ -233,19 +263,20 @@ function calibration(rows, med) {
  * script's own Lua work (branches, string building, tables, the reply).
  */
 function breakdown(commands, cal) {
-  const scripts = ['evalsha', 'eval'].reduce((s, n) => s + (commands[n]?.calls ?? 0), 0);
-  const scriptUs = ['evalsha', 'eval'].reduce((s, n) => s + (commands[n]?.usec ?? 0), 0);
+  const evals = ['evalsha', 'eval'].reduce((s, n) => s + (commands[n]?.calls ?? 0), 0);
+  const fcalls = commands.fcall?.calls ?? 0;
+  const scriptUs = SCRIPT_CALLS.reduce((s, n) => s + (commands[n]?.usec ?? 0), 0);
   let own = 0;
   let overhead = 0;
   let calls = 0;
   for (const [name, c] of Object.entries(commands)) {
-    if (name === 'evalsha' || name === 'eval') continue;
+    if (SCRIPT_CALLS.includes(name)) continue;
     own += c.usec;
     calls += c.calls;
     overhead += c.calls * (cal.perCommand[name]?.overhead ?? cal.perCommand.hget.overhead);
   }
-  const fixed = scripts * (cal.empty + cal.args + cal.prelude);
-  return { scriptUs, calls, fixed, own, overhead, rest: scriptUs - fixed - own - overhead };
+  const fixed = evals * (cal.empty + cal.args + cal.prelude) + fcalls * (cal.fcall ?? NaN);
+  return { scriptUs, calls, fixed, own, overhead, rest: scriptUs - fixed - own - overhead, mode: fcalls > evals ? 'FCALL' : 'EVALSHA' };
 }
 
 function report(ctx, rows) {
@@ -264,21 +295,24 @@ function report(ctx, rows) {
   const echoRows = o.concurrency.map((c) => {
     const n = `process c=${c}`;
     const rate = v(n, 'echomq', 'rate');
-    const script = median(v(n, 'echomq', 'commands').map((cmds) => cmds.evalsha?.usec ?? 0));
+    const script = median(v(n, 'echomq', 'commands').map((cmds) => SCRIPT_CALLS.reduce((sum, c) => sum + (cmds[c]?.usec ?? 0), 0)));
     return [`${c}`, spread(rate), `${((median(rate) / ceiling) * 100).toFixed(1)}%`, fmt(script, true),
       fmt(median(v(n, 'echomq', 'redisCpuUsPerJob')), true), fmt(median(v(n, 'echomq', 'nodeCpuUsPerJob')), true)];
   });
   const calTable = markdownTable(['quantity', 'µs of Redis time'], [
     ['fixed cost of a script call (empty script)', fmt(cal.empty, true)],
     [`passing complete.lua's ${rows.find((r) => r.role === 'args').keys.length} KEYS + ${rows.find((r) => r.role === 'args').args.length} ARGV`, fmt(cal.args, true)],
-    ['complete.lua\'s libraries, defined on every call', fmt(cal.prelude, true)],
+    ['complete.lua\'s libraries, defined on every EVAL call', fmt(cal.prelude, true)],
+    ['an FCALL of an empty function with the same arguments (whole call)', fmt(cal.fcall, true)],
+    ['returning a claim-shaped reply (27 values, converted to RESP)', fmt(cal.reply, true)],
+    ['one new string made from a number in Lua (`\'v\' .. i`)', fmt(cal.string, true)],
   ]);
   const cmdTable = markdownTable(['command in a script', 'µs per redis.call', 'command\'s own µs', 'Lua ⇄ Redis overhead µs'],
     Object.entries(cal.perCommand).map(([cmd, x]) => [CALIBRATED.find(([c]) => c === cmd)[1].replace(/^redis\.call\(|\)$/g, ''),
       fmt(x.total, true), fmt(x.own, true), fmt(x.overhead, true)]));
   const split = o.concurrency.map((c) => {
     const b = breakdown(lastCommands(`process c=${c}`), cal);
-    return [`${c}`, fmt(b.scriptUs, true), fmt(b.calls, true), fmt(b.fixed, true), fmt(b.own, true), fmt(b.overhead, true), fmt(b.rest, true)];
+    return [`${c}`, b.mode, fmt(b.scriptUs, true), fmt(b.calls, true), fmt(b.fixed, true), fmt(b.own, true), fmt(b.overhead, true), fmt(b.rest, true)];
   });
   return [
     `### ceiling: one Redis on this machine, redis-benchmark EVALSHA; median (min–max) of ${o.runs} run(s)`,
@@ -299,7 +333,7 @@ function report(ctx, rows) {
     '',
     '### ceiling: where echomq\'s script time per job goes (µs of Redis time per job; last run)',
     '',
-    markdownTable(['concurrency', 'in scripts', 'redis.calls', 'fixed: call + arguments + libraries', 'commands\' own time',
+    markdownTable(['concurrency', 'called as', 'in scripts', 'redis.calls', 'fixed cost of the calls', 'commands\' own time',
       'redis.call overhead (estimated)', 'rest: Lua work in the script'], split),
   ].join('\n');
 }

@@ -7,7 +7,7 @@
 //            pays for retention.
 // Within a repetition the libraries alternate case by case (echomq, BullMQ, bee-queue, echomq,
 // …). Ratios are echomq's median over each peer's, and over the best peer of that row.
-import { inParallel } from './lib/meter.mjs';
+import { inParallel, noise } from './lib/meter.mjs';
 import { prefill, timeProcessing } from './lib/steps.mjs';
 import { costTable, markdownTable, median, ratio, ratioValue, spread, targetTable } from './lib/table.mjs';
 import { echomq, bullmq, beequeue } from './lib/libs.mjs';
@@ -79,7 +79,7 @@ export async function runCore(ctx) {
       for (const lib of order) {
         const m = await once(ctx, lib, c, `${rep}`);
         ctx.results.add(c.name, lib.name, m);
-        ctx.log(`[core] run ${rep}/${o.runs} ${c.name} ${lib.name}: ${Math.round(m.rate)} jobs/s`);
+        ctx.log(`[core] run ${rep}/${o.runs} ${c.name} ${lib.name}: ${Math.round(m.rate)} jobs/s${noise(m)}`);
       }
     }
   }

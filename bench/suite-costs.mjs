@@ -6,6 +6,8 @@
 //   plain               `jobs` jobs, default lane, no priority — the baseline
 //   priorities 0–N      the same with priorities drawn uniformly from 0…maxPriority (seeded)
 //   L lanes             the same spread round-robin over `costLanes` lanes
+//   events off          plain, with the events stream turned off (streams.events.maxLen 0):
+//                       what the two XADDs per job cost (not a target, an explanation)
 //   shallow / deep      `jobs` + `shallow` (or + `deep`) jobs filled with addBulk; only the first
 //                       `jobs` claims are timed, so `shallow` (or `deep`) jobs still wait behind
 //                       them when the window closes: does a claim slow down with queue depth?
@@ -16,8 +18,9 @@
 //                       no worker: used_memory delta ÷ jobs, measured after the library's
 //                       connections are closed (so client buffers are not counted)
 import { prefill, timeProcessing } from './lib/steps.mjs';
+import { noise } from './lib/meter.mjs';
 import { measurePickups } from './lib/pickup.mjs';
-import { memoryByFamily, usedMemory } from './lib/memory.mjs';
+import { memoryByFamily, oneJobHash, usedMemory } from './lib/memory.mjs';
 import { costTable, fmt, markdownTable, median, ratio, ratioValue, spread, targetTable } from './lib/table.mjs';
 import { echomq, bullmq, beequeue } from './lib/libs.mjs';
 
@@ -47,15 +50,16 @@ function processRows(o) {
       },
     },
     { name: `${fmt(o.costLanes)} lanes`, jobs: () => Array.from({ length: o.jobs }, (_, i) => ({ data: { i }, lane: `l${i % o.costLanes}` })) },
+    { name: 'events off (streams.events.maxLen 0)', queueOpts: { streams: { events: { maxLen: 0 } } }, jobs: () => plain(o.jobs) },
     { name: `${fmt(o.shallow)} waiting behind`, depth: 'shallow', jobs: () => plain(o.jobs + o.shallow) },
     { name: `${fmt(o.deep)} waiting behind`, depth: 'deep', jobs: () => plain(o.jobs + o.deep) },
   ];
 }
 
-async function withQueue(ctx, lib, tag, fn) {
+async function withQueue(ctx, lib, tag, fn, queueOpts) {
   await ctx.meter.flush();
   ctx.gc();
-  const h = await lib.open(ctx.url, `bench-costs-${tag}`);
+  const h = await lib.open(ctx.url, `bench-costs-${tag}`, queueOpts);
   try {
     return await fn(h);
   } finally {
@@ -68,7 +72,7 @@ async function onceProcess(ctx, row, tag, target = ctx.opts.jobs) {
     const prefillRate = await prefill(h, row.jobs());
     const m = await timeProcessing(ctx.meter, h, { concurrency: ctx.opts.costConcurrency, target });
     return { ...m, prefillRate };
-  });
+  }, row.queueOpts);
 }
 
 async function oncePickup(ctx, lib, tag) {
@@ -91,7 +95,7 @@ async function onceMemory(ctx, lib, tag) {
   }
   const after = await usedMemory(client);
   const families = await memoryByFamily(client);
-  return { bytesPerJob: (after - before) / o.memJobs, families };
+  return { bytesPerJob: (after - before) / o.memJobs, families, jobHash: await oneJobHash(client, families) };
 }
 
 export async function runCosts(ctx) {
@@ -106,7 +110,7 @@ export async function runCosts(ctx) {
     for (const row of rotate(rows)) {
       const m = await onceProcess(ctx, row, `${rep}`);
       ctx.results.add(row.name, 'echomq', m);
-      ctx.log(`[costs] run ${rep}/${o.runs} ${row.name}: ${Math.round(m.rate)} jobs/s (prefill ${Math.round(m.prefillRate)} jobs/s)`);
+      ctx.log(`[costs] run ${rep}/${o.runs} ${row.name}: ${Math.round(m.rate)} jobs/s (prefill ${Math.round(m.prefillRate)} jobs/s)${noise(m)}`);
     }
     for (const lib of rotate(PEERS)) {
       const m = await oncePickup(ctx, lib, `${rep}`);
@@ -160,7 +164,8 @@ function report(ctx, rows) {
     const r = ratioValue(v(name, 'echomq', 'rate'), v(against, 'echomq', 'rate'));
     return r === undefined ? undefined : (1 - r) * 100;
   };
-  const [, prio, lanes, , deep] = rows.map((r) => r.name);
+  const [prio, lanes] = rows.slice(1, 3).map((r) => r.name);
+  const deep = rows.find((r) => r.depth === 'deep').name;
   const medOf = (lib, m) => median(v('idle pickup', lib, m));
   const targets = targetTable([
     { target: `priorities 0–${o.maxPriority}: throughput lost vs plain`, measured: cost(prio, base), atMost: 10, unit: '%' },
@@ -190,6 +195,13 @@ function report(ctx, rows) {
     'Where the bytes sit (last run; MEMORY USAGE by key family, digits folded to #; the rest of the delta is the keyspace table itself):',
     '',
     markdownTable(['library', 'key family', 'keys', 'bytes per job'], famRows),
+    '',
+    'One waiting job\'s hash (last run): field (value bytes). A hash with a value over 64 bytes is stored as a hashtable, where every field costs a table entry and two allocations:',
+    '',
+    markdownTable(['library', 'encoding', 'MEMORY USAGE bytes', 'fields'], PEERS.flatMap((l) => {
+      const j = v('memory', l.name, 'jobHash').at(-1);
+      return j ? [[l.name, j.encoding, fmt(j.bytes), j.fields.map((x) => `${x.name} (${x.bytes})`).join(', ')]] : [];
+    })),
     '',
     '### costs: targets of the performance issue',
     '',

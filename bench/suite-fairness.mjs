@@ -10,6 +10,7 @@
 // groupmq runs at most one job per group at a time (its ordering guarantee), so with three
 // groups its worker never has more than three jobs in flight whatever its concurrency.
 import { prefill, timeProcessing } from './lib/steps.mjs';
+import { noise } from './lib/meter.mjs';
 import { costTable, fmt, markdownTable, ratio, spread } from './lib/table.mjs';
 import { echomq, groupmq } from './lib/libs.mjs';
 
@@ -68,7 +69,7 @@ export async function runFairness(ctx) {
         ctx.results.add(name(c), lib.name, m);
         ctx.log(
           `[fairness] run ${rep}/${o.runs} ${name(c)} ${lib.name}: quiet served at ${m.quietServedAt}, ` +
-            `first quiet at ${m.firstQuietAt}, ${Math.round(m.rate)} jobs/s`,
+            `first quiet at ${m.firstQuietAt}, ${Math.round(m.rate)} jobs/s${noise(m)}`,
         );
       }
     }

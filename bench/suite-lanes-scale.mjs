@@ -7,6 +7,7 @@
 // When the largest row needs a bigger queue than the others, a control row runs the baseline
 // lane count with that same bigger queue: it separates "many lanes" from "many keys in Redis".
 import { prefill, timeProcessing } from './lib/steps.mjs';
+import { noise } from './lib/meter.mjs';
 import { costTable, fmt, markdownTable, ratio, ratioValue, spread, median, targetTable } from './lib/table.mjs';
 import { echomq } from './lib/libs.mjs';
 
@@ -45,7 +46,7 @@ export async function runLanesScale(ctx) {
     for (const c of list) {
       const m = await once(ctx, c, `${rep}`);
       ctx.results.add(c.name, 'echomq', m);
-      ctx.log(`[lanes-scale] run ${rep}/${o.runs} ${c.name}: ${Math.round(m.rate)} jobs/s (prefill ${Math.round(m.prefillRate)} jobs/s)`);
+      ctx.log(`[lanes-scale] run ${rep}/${o.runs} ${c.name}: ${Math.round(m.rate)} jobs/s (prefill ${Math.round(m.prefillRate)} jobs/s)${noise(m)}`);
     }
   }
   await ctx.meter.flush();

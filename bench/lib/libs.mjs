@@ -62,8 +62,9 @@ function wire(worker, { onCompleted, onFailed }) {
 
 export const echomq = {
   name: 'echomq',
-  async open(url, queueName) {
-    const queue = new EchoQueue(queueName, { connection: url });
+  // queueOpts: extra Queue options for one case (the costs suite turns events off with them).
+  async open(url, queueName, queueOpts = {}) {
+    const queue = new EchoQueue(queueName, { connection: url, ...queueOpts });
     await queue.client.ping(); // connected before any timing starts
     const opts = (job) => {
       const o = { removeOnComplete: true };

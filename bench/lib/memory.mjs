@@ -37,7 +37,24 @@ export async function memoryByFamily(client, sample = 200) {
     for (const k of sampled) pipe.memory('USAGE', k, 'SAMPLES', 0);
     const replies = await pipe.exec();
     const sum = replies.reduce((s, [err, v]) => s + (err ? 0 : Number(v ?? 0)), 0);
-    out.push({ family, keys: count, bytes: (sum / sampled.length) * count });
+    out.push({ family, keys: count, bytes: (sum / sampled.length) * count, first: sampled[0] });
   }
   return out.sort((a, b) => b.bytes - a.bytes);
+}
+
+/**
+ * What one job's hash holds: for the family with the most keys, when it is a hash, the first
+ * key's encoding, MEMORY USAGE, and each field with its value's length. Undefined otherwise
+ * (bee-queue keeps every job in one hash, one JSON value per job).
+ */
+export async function oneJobHash(client, families) {
+  const f = families.reduce((a, b) => (b.keys > a.keys ? b : a), families[0]);
+  if (!f || f.keys < 2 || (await client.type(f.first)) !== 'hash') return undefined;
+  const fields = Object.entries(await client.hgetall(f.first)).map(([name, value]) => ({ name, bytes: Buffer.byteLength(value) }));
+  return {
+    key: f.first,
+    encoding: await client.object('ENCODING', f.first),
+    bytes: Number(await client.memory('USAGE', f.first, 'SAMPLES', 0)),
+    fields,
+  };
 }

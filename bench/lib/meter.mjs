@@ -3,6 +3,7 @@
 // INFO commandstats; plus the commands the libraries' ioredis clients sent, counted here by
 // wrapping ioredis, because commandstats cannot tell a script's inner calls from round trips).
 import { Redis } from 'ioredis';
+import { machineBusySeconds, ownCpuSeconds, waitForQuiet } from './machine.mjs';
 
 // Every library under test (echomq, BullMQ, groupmq) resolves the same ioredis copy, so one
 // wrapper on the prototype sees every command they send. The meter's own client is skipped.
@@ -43,7 +44,11 @@ function parseInfo(text) {
   return { calls, cpu };
 }
 
-export async function createMeter(url) {
+/**
+ * quietWaitMs: before each case, wait up to this long for other processes on the machine to go
+ * idle (0: do not wait). log: where to say so.
+ */
+export async function createMeter(url, { quietWaitMs = 0, log } = {}) {
   const client = new Redis(url, { maxRetriesPerRequest: null });
   client[STATS_CLIENT] = true;
 
@@ -52,11 +57,16 @@ export async function createMeter(url) {
     const text = await client.info('all');
     return parseInfo(text);
   }
+  const redisCpu = async () => parseInfo(await client.info('cpu')).cpu;
 
   return {
     client,
-    /** Empties Redis between cases so no case pays for another's leftovers. */
+    /**
+     * Empties Redis between cases so no case pays for another's leftovers, after waiting (up to
+     * quietWaitMs) for other processes on the machine to go quiet.
+     */
     async flush() {
+      await waitForQuiet({ redisCpu, maxWaitMs: quietWaitMs, log });
       await client.flushall();
     },
     /** Version string of the server, for the report header. */
@@ -72,6 +82,8 @@ export async function createMeter(url) {
       const before = await snapshot();
       const sentBefore = sent;
       const cpuBefore = process.cpuUsage();
+      const machineBefore = machineBusySeconds();
+      const ownBefore = ownCpuSeconds();
       const t0 = performance.now();
       let t1;
       let cpuAfter;
@@ -86,6 +98,12 @@ export async function createMeter(url) {
         async end(jobs) {
           this.mark();
           const after = await snapshot();
+          // Cores the rest of the machine kept busy during the window (read a little after it
+          // closes, like the Redis counters): noise from outside the benchmark.
+          const machineAfter = machineBusySeconds();
+          const others = machineBefore === undefined ? undefined
+            : (machineAfter - machineBefore - (ownCpuSeconds() - ownBefore) - (after.cpu - before.cpu)) /
+              ((performance.now() - t0) / 1000);
           let cmds = 0;
           let scripts = 0;
           const commands = {};
@@ -108,6 +126,9 @@ export async function createMeter(url) {
             sentPerJob: (sentAfter - sentBefore) / jobs,
             redisCpuUsPerJob: ((after.cpu - before.cpu) * 1e6) / jobs,
             nodeCpuUsPerJob: (cpuAfter.user + cpuAfter.system) / jobs,
+            otherCores: others === undefined ? undefined : Math.max(0, others),
+            // /proc/stat counts in 10 ms ticks: a short window's share is coarse.
+            otherCpuSeconds: others === undefined ? undefined : Math.max(0, others) * ((performance.now() - t0) / 1000),
             // Per command: calls and Redis-measured µs per job (a script's time includes its inner calls).
             commands,
           };
@@ -155,4 +176,17 @@ export function withTimeout(promise, ms, what) {
     timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000}s`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A note for the progress log when other processes were busy during a measured window. */
+export function noise(m) {
+  return disturbed(m) ? ` [other processes busy: ${m.otherCores.toFixed(2)} cores]` : '';
+}
+
+/**
+ * Whether other processes kept more than 0.2 of a core busy during a window, and for more than
+ * 50 ms of CPU in all (a few 10 ms ticks in a short window are not a disturbance).
+ */
+export function disturbed(m) {
+  return m?.otherCores > 0.2 && m.otherCpuSeconds > 0.05;
 }
