@@ -118,17 +118,16 @@ const PAGE = 500;
 async function readyIds(client: RedisClient, keys: QueueKeys, which: 'waiting' | 'prioritized', limit: number): Promise<string[]> {
   const ids: string[] = [];
   let cursor = '-';
-  const [min, max] = which === 'waiting' ? ['0', '0'] : ['(0', '+inf'];
   while (ids.length < limit) {
     const lanes = await client.zrangebylex(keys.lanes, cursor, '+', 'LIMIT', 0, PAGE);
     for (const lane of lanes) {
       let offset = 0;
       while (ids.length < limit) {
         const want = Math.min(PAGE, limit - ids.length);
-        const members = await client.zrangebyscore(laneKey(keys, lane), min, max, 'LIMIT', offset, want);
-        for (const m of members) ids.push(m.slice(14));
-        if (members.length < want) break;
-        offset += members.length;
+        const page = await laneReadyIds(client, keys, lane, which, offset, want);
+        for (const id of page) ids.push(id);
+        if (page.length < want) break;
+        offset += page.length;
       }
       if (ids.length >= limit) break;
     }

@@ -20,7 +20,7 @@ export type ScriptMode = 'function' | 'eval';
 const modes = new WeakMap<object, ScriptMode>();
 const loading = new WeakMap<object, Promise<boolean>>();
 
-/** How a client calls transitions (see the header). Exported for tests and diagnostics. */
+/** How a client calls transitions (see the header); ECHOMQ_SCRIPTS=eval forces scripts. */
 export function scriptMode(client: RedisClient): ScriptMode {
   let m = modes.get(client);
   if (!m) {
@@ -28,11 +28,6 @@ export function scriptMode(client: RedisClient): ScriptMode {
     modes.set(client, m);
   }
   return m;
-}
-
-/** Forces a client's mode (tests use it to cover both paths). */
-export function setScriptMode(client: RedisClient, mode: ScriptMode): void {
-  modes.set(client, mode);
 }
 
 /** Loads the library on this client's server once; false (and eval mode) when it cannot. */
