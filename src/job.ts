@@ -79,7 +79,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.data = parseJson(h.data) as DataType;
     this.priority = Number(h.prio ?? 0);
     this.lane = h.lane ?? 'default';
-    this.opts = { ...((parseJson(h.opts) as JobOptions) ?? {}), priority: this.priority, lane: this.lane };
+    // attempts 1 is not stored (options.ts storedOptions); job.opts shows it like BullMQ's.
+    this.opts = { attempts: 1, ...((parseJson(h.opts) as JobOptions) ?? {}), priority: this.priority, lane: this.lane };
     this.delay = Number(h.delay ?? 0);
     this.attemptsMade = Number(h.made ?? 0);
     this.attemptsStarted = Number(h.att ?? 0);

@@ -112,12 +112,14 @@ export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJo
   return out;
 }
 
-/** The options stored with the job (what job.opts shows): only what the user set. */
+/** The options stored with the job (what job.opts shows): only what the user set; '' for none. */
 export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOptions, telemetry?: object): string {
   const s: Record<string, unknown> = { ...(user ?? {}) };
   // Trace context of the add (src/tracing.ts), read by the worker's process span.
   if (telemetry) s.telemetry = telemetry;
-  s.attempts = n.attempts;
+  // attempts 1 is the default: left out, like every option the user did not set.
+  if (n.attempts !== 1) s.attempts = n.attempts;
+  else delete s.attempts;
   if (n.backoff) s.backoff = n.backoff;
   // Retention objects are stored as validated, { age, count }: other fields (which may not even
   // be JSON, such as a cycle) are not kept.
@@ -128,5 +130,7 @@ export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOpti
       s[f] = { ...(age === undefined ? {} : { age }), ...(count === undefined ? {} : { count }) };
     }
   }
-  return JSON.stringify(s);
+  // No options at all: '' (the job hash then has no opts field; job.opts reads as {}).
+  for (const _ in s) return JSON.stringify(s);
+  return '';
 }

@@ -82,6 +82,8 @@ const RATE_BLOCK = 2 ** 50;
 const MAX_RATE = 1_000_000_000;
 
 const STALL_BATCH = 100;
+/** Most completed jobs settled by one call (complete.lua takes up to 1000). */
+const MAX_SETTLE_BATCH = 200;
 const MAX_STALL_BATCHES = 10;
 
 export class Worker<D = any, R = any, N extends string = string> extends EventEmitter {
@@ -100,6 +102,11 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   private readonly limiter: { max: number; duration: number } | undefined;
   private readonly running = new Map<string, Running>();
   private reserved = 0;
+  /** Completed jobs waiting for the next settle call (see settleCompleted). */
+  private toSettle: Array<{ run: Running; json: string; result: R | undefined }> = [];
+  private settleScheduled = false;
+  /** Jobs in settle calls still awaiting their reply (they stay in `running` until then). */
+  private settling = 0;
   private runningLoop: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private stopping = false;
@@ -311,7 +318,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     } catch (err) {
       error = err;
     }
-    if (ok) await this.settleCompleted(run, result);
+    if (ok) this.settleCompleted(run, result);
     else if (run.cancelled !== undefined) await this.settleFailed(run, cancelError(run.cancelled, error));
     else if (isRateLimitError(error)) await this.handBack(run);
     else await this.settleFailed(run, toError(error));
@@ -389,28 +396,84 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     return this.stopping || this.paused || (this.pool && !this.pool.mayRefetch(this)) ? 0 : 1;
   }
 
-  private async settleCompleted(run: Running, result: R | undefined): Promise<void> {
+  /**
+   * Queues a completed job for the next settle call. Jobs that finish in the same tick are
+   * settled together, in one call that also claims as many next jobs as they free slots; the
+   * call goes out as soon as no other running job could still join it, else on the next turn
+   * of the event loop.
+   */
+  private settleCompleted(run: Running, result: R | undefined): void {
     let json: string;
     try {
       json = v.encodeJson('returnvalue', result === undefined ? null : result, this.ctx.maxPayloadBytes);
     } catch (err) {
-      return this.settleFailed(run, toError(err));
+      void this.settleFailed(run, toError(err));
+      return;
     }
-    const fetch = this.fetchCount();
+    this.toSettle.push({ run, json, result });
+    // Half the concurrency per call keeps two calls in flight, so Redis runs one while this
+    // process runs the jobs the other returned: both cores stay busy.
+    const n = this.toSettle.length;
+    if (n >= this.running.size - this.settling || n >= this.settleTarget) {
+      this.flushSettles();
+    } else if (!this.settleScheduled) {
+      this.settleScheduled = true;
+      setImmediate(this.flushSettlesBound);
+    }
+  }
+
+  private readonly flushSettlesBound = (): void => {
+    this.settleScheduled = false;
+    this.flushSettles();
+  };
+
+  private flushSettles(): void {
+    if (this.toSettle.length === 0) return;
+    const batch = this.toSettle;
+    this.toSettle = [];
+    this.settling += batch.length;
+    void this.completeBatch(batch).finally(() => {
+      this.settling -= batch.length;
+    });
+  }
+
+  /** Jobs per settle call before it goes out without waiting for the rest of the tick. */
+  private get settleTarget(): number {
+    return Math.min(MAX_SETTLE_BATCH, Math.max(1, Math.ceil(this.opts.concurrency / Number(process.env.SPLIT ?? 2))));
+  }
+
+  private async completeBatch(batch: Array<{ run: Running; json: string; result: R | undefined }>): Promise<void> {
+    const fetch = this.fetchCount() > 0 ? (this.pool ? 1 : batch.length) : 0;
+    let reply;
     try {
-      const reply = await scripts.complete(this.ctx, {
-        id: run.job.id, token: run.token, returnValue: json, fetch, leaseMs: this.opts.lockDuration,
-        maxEventValueBytes: this.maxEventValueBytes,
-      });
-      this.afterSettle(run, reply, 'complete', () => {
-        run.job.returnvalue = result;
-        run.job.attemptsMade++;
-        this.emit('completed', run.job, result, 'active');
+      reply = await scripts.completeMany(this.ctx, {
+        jobs: batch.map((b) => ({ id: b.run.job.id, token: b.run.token, returnValue: b.json })),
+        fetch, leaseMs: this.opts.lockDuration, maxEventValueBytes: this.maxEventValueBytes,
       });
     } catch (err) {
-      this.release(run);
+      for (const b of batch) this.release(b.run);
       this.reportError(err);
+      this.poke();
+      return;
     }
+    let outbox = false;
+    for (let i = 0; i < batch.length; i++) {
+      const { run, result } = batch[i]!;
+      const code = reply.codes[i]!;
+      this.release(run);
+      if (code !== 1) {
+        this.reportError(code === -2 ? new StaleJobError(run.job.id, 'complete') : errorFromCode(code, 'complete', run.job.id));
+        continue;
+      }
+      run.job.returnvalue = result;
+      run.job.attemptsMade++;
+      this.emit('completed', run.job, result, 'active');
+      if (mayWriteOutbox(run.job.parentKey)) outbox = true;
+    }
+    // Flows: a parent in another queue learns the outcome through this queue's outbox.
+    if (outbox) void drainOutbox(this.ctx.client, this.keys).catch((e) => this.hookError(e));
+    if (reply.jobs.length > 0) this.startJobs(reply.jobs);
+    if (reply.jobs.length < fetch || fetch === 0) this.poke();
   }
 
   private async settleFailed(run: Running, err: Error): Promise<void> {

@@ -116,7 +116,9 @@ export async function readLaneState(c: Redis, keys: QueueKeys): Promise<LaneSnap
     const list = [];
     for (let i = 0; i < members.length; i += 2) {
       const [st, lane, prio, sq] = jobs[i / 2];
-      list.push({ member: members[i], id: members[i].slice(14), score: Number(members[i + 1]), st, lane, prio, sq });
+      // A job hash leaves out the default lane and priority 0 (lib/newjob.lua).
+      list.push({ member: members[i], id: members[i].slice(14), score: Number(members[i + 1]), st,
+        lane: st === null ? lane : (lane ?? 'default'), prio: st === null ? prio : (prio ?? '0'), sq });
     }
     laneMap.set(name, list);
   }
@@ -131,7 +133,7 @@ export async function readLaneState(c: Redis, keys: QueueKeys): Promise<LaneSnap
     rate: pairs(lrate),
     rlwait: numbers(pairs(rlwait)),
     meta: { ready: Number(meta[0] ?? 0), readyP: Number(meta[1] ?? 0) },
-    active: active.map(([id, lane, st]) => ({ id: id as string, lane, st })),
+    active: active.map(([id, lane, st]) => ({ id: id as string, lane: st === null ? lane : (lane ?? 'default'), st })),
     lanes: laneMap,
   };
 }

@@ -62,7 +62,12 @@ function token(cj: ClaimedJob): string {
   const i = cj.fields.indexOf('att');
   return cj.fields[i + 1];
 }
-const field = (cj: ClaimedJob, name: string): string => cj.fields[cj.fields.indexOf(name) + 1];
+// Absent lane / prio fields mean the defaults (lib/newjob.lua leaves them out).
+const DEFAULTS: Record<string, string> = { lane: 'default', prio: '0' };
+const field = (cj: ClaimedJob, name: string): string => {
+  const i = cj.fields.indexOf(name);
+  return i < 0 ? DEFAULTS[name]! : cj.fields[i + 1]!;
+};
 
 describe('lane bookkeeping under random operations', () => {
   const c = client();

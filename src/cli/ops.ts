@@ -18,7 +18,7 @@ import {
   type JobStateName,
   type LaneInfo,
 } from '../inspect.js';
-import { DEFAULT_MAX_PAYLOAD } from '../options.js';
+import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD } from '../options.js';
 import { NotFoundError, UserError, type Target } from './connect.js';
 import * as v from '../validate.js';
 
@@ -170,8 +170,12 @@ async function jobsInState(q: Queue, state: JobStateName, lane: string | undefin
     const page = await range(start, start + 499);
     if (page.length === 0) break;
     const p = q.client.pipeline();
-    for (const id of page) p.hget(jobKey(q.keys, id), 'lane');
-    const lanes = (await p.exec())!.map(([, l]) => l as string | null);
+    // A job hash leaves out the default lane: a job that exists (ts) without one is in it.
+    for (const id of page) p.hmget(jobKey(q.keys, id), 'lane', 'ts');
+    const lanes = (await p.exec())!.map(([, r]) => {
+      const [l, ts] = r as [string | null, string | null];
+      return ts === null ? null : (l ?? DEFAULT_LANE);
+    });
     page.forEach((id, i) => {
       if (lanes[i] !== lane || ids.length >= count) return;
       if (skipped < offset) skipped++;

@@ -13,6 +13,7 @@ local id, prio, lifo = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local jk = K.jobBase .. id
 local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq')
 if not f[1] then return -1 end
+f[2], f[3] = laneOr(f[2]), prioOr(f[3])
 if f[1] == 'c' or f[1] == 'f' then return -3 end
 if f[1] == 'w' then
   local lk = K.laneBase .. f[2]

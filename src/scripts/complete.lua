@@ -1,15 +1,19 @@
--- complete: settles an active job as completed, then claims the worker's next jobs in the
--- same call.
+-- complete: settles one or more active jobs of a worker as completed, then claims the
+-- worker's next jobs in the same call. A worker whose jobs finish in the same tick settles
+-- them together: the call's fixed costs (meta read, clock, claim turn) are paid once.
 -- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg
--- ARGV: [1] job id, [2] token (the job's att when claimed), [3] return value (JSON),
---   [4] jobs to claim next (0 = none), [5] lease (ms) for them,
---   [6] largest return value (bytes) copied into the completed event
--- Returns: {claimed, nextWakeAt, id1, fields1, ...} like claim, or {code} on error:
--- Errors: -1 no such job; -2 stale token (the lease was lost: the job was recovered, is held
---   under a newer token, or already finished).
--- Events: completed (jobId, returnvalue, prev); a flow child releases its parent in this queue
---   when it was the last pending child: waiting | delayed (jobId of the parent). A parent in
---   another queue is told through the outbox (lib/flow.lua).
+-- ARGV: [1] jobs to claim next (0 = none), [2] lease (ms) for them,
+--   [3] largest return value (bytes) copied into the completed event, then per settled job
+--   (at most 1000): [4 + 3i] job id, [5 + 3i] token (the job's att when claimed),
+--   [6 + 3i] return value (JSON)
+-- Returns: {claimed, nextWakeAt, m, code1..codem, id1, fields1, ...}: m settled jobs, each
+--   code 1 (completed) or an error code below, then the claimed jobs like claim.
+-- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
+--   recovered, is held under a newer token, or already finished). A job with an error code is
+--   left as it was.
+-- Events: completed (jobId, returnvalue, prev) per settled job; a flow child releases its
+--   parent in this queue when it was the last pending child: waiting | delayed (jobId of the
+--   parent). A parent in another queue is told through the outbox (lib/flow.lua).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
@@ -17,36 +21,61 @@
 --!include lib/newjob.lua
 --!include lib/flow.lua
 
-local id, token = ARGV[1], ARGV[2]
-local jk = K.jobBase .. id
-local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid')
-if not f[1] then return {-1} end
-if f[1] ~= token or f[2] ~= 'a' then return {-2} end
+local MAX_SETTLE = 1000
+local m = (#ARGV - 3) / 3
+if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs per call') end
+local maxEv = tonumber(ARGV[3])
 local now = nowMs()
 readMeta() -- the claim below needs it anyway; reading it first also gives emit its cap
-local keep, keepAge = keepOf(f[4], f[5], KEEP_COMPLETED)
-redis.call('ZREM', K.active, id)
--- A job that keeps no record is deleted below: writing its final fields would be wasted.
-if keep ~= 0 then
-  redis.call('HSET', jk, 'st', 'c', 'fOn', now, 'rv', ARGV[3], 'made', tonumber(f[6] or '0') + 1)
-end
--- A lane without settings cannot become serviceable by freeing a slot: its release may wait
--- for the claim below, which often serves the same lane (lib/lanes.lua releaseActiveLater).
 local admitted = false
-if laneHasCfg(f[3]) then admitted = releaseActive(f[3]) else releaseActiveLater(f[3]) end
-if #ARGV[3] <= tonumber(ARGV[6]) then
-  emit('completed', 'jobId', id, 'returnvalue', ARGV[3], 'prev', 'active')
-else
-  emit('completed', 'jobId', id, 'prev', 'active', 'truncated', '1')
+local codes = {}
+local finished = {} -- ids of settled jobs, removed from the active set with one ZREM
+local trims = {}
+
+for i = 0, m - 1 do
+  local id, token, rv = ARGV[4 + 3 * i], ARGV[5 + 3 * i], ARGV[6 + 3 * i]
+  local jk = K.jobBase .. id
+  local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid')
+  if not f[1] then
+    codes[#codes + 1] = -1
+  elseif f[1] ~= token or f[2] ~= 'a' then
+    codes[#codes + 1] = -2
+  else
+    codes[#codes + 1] = 1
+    f[3] = laneOr(f[3])
+    finished[#finished + 1] = id
+    local keep, keepAge = keepOf(f[4], f[5], KEEP_COMPLETED)
+    -- A job that keeps no record is deleted below: writing its final fields would be wasted.
+    if keep ~= 0 then
+      redis.call('HSET', jk, 'st', 'c', 'fOn', now, 'rv', rv, 'made', tonumber(f[6] or '0') + 1)
+    end
+    -- A lane without settings cannot become serviceable by freeing a slot: its release may
+    -- wait for the claim below, which often serves the same lane (lib/lanes.lua
+    -- releaseActiveLater).
+    if laneHasCfg(f[3]) then
+      if releaseActive(f[3]) then admitted = true end
+    else
+      releaseActiveLater(f[3])
+    end
+    if #rv <= maxEv then
+      emit('completed', 'jobId', id, 'returnvalue', rv, 'prev', 'active')
+    else
+      emit('completed', 'jobId', id, 'prev', 'active', 'truncated', '1')
+    end
+    if f[7] then flowSettled(jk, id, 'c', rv, now) end -- flows: tell the parent (lib/flow.lua)
+    recordFinishedLater(K.completed, id, keep, keepAge, now, trims)
+  end
 end
-if f[7] then flowSettled(jk, id, 'c', ARGV[3], now) end -- flows: tell the parent (lib/flow.lua)
-recordFinished(K.completed, id, keep, keepAge, now)
+if #finished > 0 then redis.call('ZREM', K.active, unpack(finished)) end
+flushTrims(K.completed, trims, now)
 
 local out = {}
-local want = tonumber(ARGV[4])
-local got, nextAt = claimJobs(want, tonumber(ARGV[5]), now, out)
+-- A call that settled nothing (every token stale) claims nothing either: it changes nothing.
+local want = #finished > 0 and tonumber(ARGV[1]) or 0
+local got, nextAt = claimJobs(want, tonumber(ARGV[2]), now, out)
 flushDeferredReleases()
 if admitted and want == 0 then wake() end
-table.insert(out, 1, nextAt)
-table.insert(out, 1, got)
-return out
+local head = { got, nextAt, m }
+for i = 1, m do head[#head + 1] = codes[i] end
+for i = 1, #out do head[#head + 1] = out[i] end
+return head

@@ -22,6 +22,7 @@ local jk = K.jobBase .. id
 local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo', 'made', 'pid')
 if not f[1] then return {-1} end
 if f[1] ~= token or f[2] ~= 'a' then return {-2} end
+f[3], f[6] = laneOr(f[3]), prioOr(f[6])
 local now = nowMs()
 local lane = f[3]
 local delay = tonumber(ARGV[5])

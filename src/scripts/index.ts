@@ -103,11 +103,32 @@ export const scripts = {
     return parseClaim(await raw.claim(ctx, [a.count, a.leaseMs])) as ClaimReply;
   },
 
+  /** Settles one job as completed and claims `fetch` more: completeMany for one job. */
   async complete(
     ctx: ScriptContext,
     a: { id: string; token: string; returnValue: string; fetch: number; leaseMs: number; maxEventValueBytes: number },
   ): Promise<ClaimReply | number> {
-    return parseClaim(await raw.complete(ctx, [a.id, a.token, a.returnValue, a.fetch, a.leaseMs, a.maxEventValueBytes]));
+    const r = await scripts.completeMany(ctx, { ...a, jobs: [a] });
+    return r.codes[0] === 1 ? r : r.codes[0]!;
+  },
+
+  /**
+   * Settles several jobs as completed in one call (at most 1000) and claims `fetch` more.
+   * codes[i] is 1 (completed), -1 (no such job) or -2 (stale token) for jobs[i].
+   */
+  async completeMany(
+    ctx: ScriptContext,
+    a: { jobs: ReadonlyArray<{ id: string; token: string; returnValue: string }>; fetch: number; leaseMs: number; maxEventValueBytes: number },
+  ): Promise<ClaimReply & { codes: number[] }> {
+    const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes];
+    for (const j of a.jobs) args.push(j.id, j.token, j.returnValue);
+    const r = (await raw.complete(ctx, args)) as unknown[];
+    const m = Number(r[2]);
+    const codes: number[] = new Array(m);
+    for (let i = 0; i < m; i++) codes[i] = Number(r[3 + i]);
+    const jobs: ClaimedJob[] = [];
+    for (let i = 3 + m; i < r.length; i += 2) jobs.push({ id: String(r[i]), fields: r[i + 1] as string[] });
+    return { codes, jobs, wakeInMs: Number(r[1]) };
   },
 
   async fail(

@@ -12,6 +12,7 @@ local id, to = ARGV[1], ARGV[2]
 local jk = K.jobBase .. id
 local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq')
 if not f[1] then return -1 end
+f[2], f[3] = laneOr(f[2]), prioOr(f[3])
 if f[1] ~= 'w' and f[1] ~= 'd' then return -3 end
 local from = f[2]
 if from == to then return 1 end

@@ -17,6 +17,7 @@ local jk = K.jobBase .. id
 local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'prio', 'sq')
 if not f[1] then return -1 end
 if f[1] ~= token or f[2] ~= 'a' then return -2 end
+f[3], f[4] = laneOr(f[3]), prioOr(f[4])
 redis.call('ZREM', K.active, id)
 pushReady(jk, f[3], tonumber(f[4]), f[5] .. id)
 releaseActive(f[3])

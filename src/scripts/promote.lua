@@ -11,6 +11,7 @@ local id = ARGV[1]
 local jk = K.jobBase .. id
 local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'lifo')
 if not f[1] then return -1 end
+f[2], f[3] = laneOr(f[2]), prioOr(f[3])
 if f[1] ~= 'd' then return -3 end
 redis.call('ZREM', K.delayed, id)
 local stamp = nextStamp(f[4] == '1')

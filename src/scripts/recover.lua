@@ -20,8 +20,9 @@ local requeued, failed = {}, {}
 for _, id in ipairs(ids) do
   redis.call('ZREM', K.active, id)
   local jk = K.jobBase .. id
-  local f = redis.call('HMGET', jk, 'lane', 'prio', 'sq', 'kfc', 'kfa')
-  if f[1] then
+  local f = redis.call('HMGET', jk, 'lane', 'prio', 'sq', 'kfc', 'kfa', 'st')
+  if f[6] then
+    f[1], f[2] = laneOr(f[1]), prioOr(f[2])
     local stalls = redis.call('HINCRBY', jk, 'stc', 1)
     if stalls > maxStalled then
       redis.call('HINCRBY', jk, 'made', 1)

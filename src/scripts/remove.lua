@@ -24,6 +24,7 @@ for i = 3, #ARGV do
   local jk = K.jobBase .. id
   local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'ts', 'fOn')
   local st = f[1]
+  f[2], f[3] = laneOr(f[2]), prioOr(f[3])
   local r = 1
   if not st then
     r = -1

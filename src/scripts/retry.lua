@@ -12,6 +12,7 @@ local id, state = ARGV[1], ARGV[2]
 local jk = K.jobBase .. id
 local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'lifo')
 if not f[1] then return -1 end
+f[2], f[3] = laneOr(f[2]), prioOr(f[3])
 local want = (state == 'completed') and 'c' or 'f'
 if f[1] ~= want then return -3 end
 redis.call('ZREM', (want == 'c') and K.completed or K.failed, id)

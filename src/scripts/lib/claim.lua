@@ -39,11 +39,11 @@ local function promoteDue(now)
   for _, id in ipairs(ids) do
     redis.call('ZREM', K.delayed, id)
     local jk = K.jobBase .. id
-    local f = redis.call('HMGET', jk, 'lane', 'prio', 'lifo')
-    if f[1] then
+    local f = redis.call('HMGET', jk, 'lane', 'prio', 'lifo', 'st')
+    if f[4] then
       local stamp = nextStamp(f[3] == '1')
       redis.call('HSET', jk, 'sq', stamp, 'st', 'w')
-      enterLane(f[1], tonumber(f[2]), stamp .. id)
+      enterLane(laneOr(f[1]), prioOr(f[2]), stamp .. id)
       emit('waiting', 'jobId', id, 'prev', 'delayed')
     end
   end
@@ -155,6 +155,11 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   local turns = 0
   local maxTurns = n + 16
   local readyServed, prioServed = 0, 0
+  -- The lane the previous LMOVE of this call rotated to the tail. When the next LMOVE brings
+  -- the same lane back, the ring holds that lane alone (ring members are unique) and its turns
+  -- would follow one another anyway: it is served for the rest of the call in one turn.
+  local rotated
+  local alone = false
 
   while got < n and turns < maxTurns do
     turns = turns + 1
@@ -165,6 +170,8 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       lane = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
       if not lane then break end
       share = nil
+      alone = lane == rotated
+      rotated = lane
     end
     -- Settings are read only for lanes that have any (lcfg): a plain lane costs one check.
     local cfg = laneHasCfg(lane)
@@ -181,6 +188,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       end
     end
     share = share or 1
+    if alone then share = n - got end
     local lk = K.laneBase .. lane
     local depth = redis.call('ZCARD', lk)
     if depth < share then share = depth end
@@ -193,15 +201,19 @@ local function claimJobs(n, leaseMs, now, out, passWake)
     if take > 0 then
       local popped = redis.call('ZPOPMIN', lk, take)
       local served = #popped / 2
+      local deadline = now + leaseMs
+      local leases = {} -- one ZADD of the active set for the whole turn
       for i = 1, #popped, 2 do
         local id = memberId(popped[i])
         local jk = K.jobBase .. id
-        redis.call('ZADD', K.active, now + leaseMs, id)
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
         if tonumber(popped[i + 1]) > 0 then prioServed = prioServed + 1 end
         out[#out + 1] = id
         out[#out + 1] = activate(jk, now)
         emit('active', 'jobId', id, 'prev', 'waiting')
       end
+      if served > 0 then redis.call('ZADD', K.active, unpack(leases)) end
       got = got + served
       readyServed = readyServed + served
       depth = depth - served

@@ -18,6 +18,16 @@ local function emit(event, ...)
   redis.call('XADD', K.events, 'MAXLEN', '~', evmax, '*', 'event', event, ...)
 end
 
+-- A job hash leaves out its lane and priority at their defaults (lib/newjob.lua): the
+-- default lane and 0. Every reader of those fields goes through these two.
+local DEFAULT_LANE = 'default'
+local function laneOr(v)
+  return v or DEFAULT_LANE
+end
+local function prioOr(v)
+  return tonumber(v or '0')
+end
+
 -- Arrival stamp. A ready job's member in its lane set is <14 hex digits><job id>; members of
 -- one priority (equal scores) sort by bytes, so the stamp orders a tier. FIFO stamps count up
 -- from 2^52, LIFO stamps count down from it, and both stay below 2^53, exact in a double: no

@@ -82,7 +82,7 @@ resolveDep = function(pid, ref, kind, value, now, depth)
   elseif pend <= 0 then
     redis.call('ZREM', K.wchildren, pid)
     local f = redis.call('HMGET', pjk, 'lane', 'prio', 'delay', 'lifo')
-    placeJob(pjk, pid, f[1], tonumber(f[2]), tonumber(f[3] or '0'), f[4] == '1', now)
+    placeJob(pjk, pid, laneOr(f[1]), prioOr(f[2]), tonumber(f[3] or '0'), f[4] == '1', now)
     wake()
   end
   return 1

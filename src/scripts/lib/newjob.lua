@@ -29,11 +29,14 @@ end
 -- The whole hash, state and stamp included, is written with one HSET.
 local function createJob(j, now)
   local jk = K.jobBase .. j.id
-  -- Fields at their default are left out (att, made, delay 0; retention '' = the defaults in
-  -- lib/retention.lua): every reader treats an absent field as its default, and a smaller hash
+  -- Fields at their default are left out (opts '', prio 0, the default lane, att, made, delay 0;
+  -- retention '' = the defaults in lib/retention.lua): every reader treats an absent field as its default, and a smaller hash
   -- is cheaper to write and to keep.
-  local h = { 'name', j.name, 'data', j.data, 'opts', j.opts, 'ts', now, 'prio', j.prio, 'lane', j.lane }
+  local h = { 'name', j.name, 'data', j.data, 'ts', now }
   local function put(k, v) h[#h + 1] = k; h[#h + 1] = v end
+  if j.opts and j.opts ~= '' then put('opts', j.opts) end
+  if j.prio and j.prio ~= 0 then put('prio', j.prio) end
+  if j.lane ~= DEFAULT_LANE then put('lane', j.lane) end
   if j.delay > 0 then put('delay', j.delay) end
   if j.kc ~= '' then put('kc', j.kc) end
   if j.ka ~= '' and j.ka ~= '0' then put('ka', j.ka) end
@@ -73,6 +76,7 @@ end
 local function withdrawJob(id)
   local jk = K.jobBase .. id
   local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq')
+  f[2], f[3] = laneOr(f[2]), prioOr(f[3])
   if f[1] == 'd' then
     redis.call('ZREM', K.delayed, id)
   elseif f[1] == 'w' then

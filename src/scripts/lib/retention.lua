@@ -13,16 +13,18 @@ local function keepOf(count, age, default)
   return tonumber(count or default), tonumber(age or '0')
 end
 
-local function trimFinished(setKey, keepCount, keepAgeMs, now)
+-- limit: most jobs removed by each rule (default TRIM_BATCH).
+local function trimFinished(setKey, keepCount, keepAgeMs, now, limit)
+  limit = limit or TRIM_BATCH
   if keepCount >= 0 then
     local excess = redis.call('ZCARD', setKey) - keepCount
     if excess > 0 then
-      if excess > TRIM_BATCH then excess = TRIM_BATCH end
+      if excess > limit then excess = limit end
       deleteJobs(redis.call('ZPOPMIN', setKey, excess), 2)
     end
   end
   if keepAgeMs > 0 then
-    local ids = redis.call('ZRANGEBYSCORE', setKey, '-inf', now - keepAgeMs, 'LIMIT', 0, TRIM_BATCH)
+    local ids = redis.call('ZRANGEBYSCORE', setKey, '-inf', now - keepAgeMs, 'LIMIT', 0, limit)
     for _, id in ipairs(ids) do
       deleteJob(id)
       redis.call('ZREM', setKey, id)
@@ -40,4 +42,21 @@ local function recordFinished(setKey, id, keepCount, keepAgeMs, now)
   end
   redis.call('ZADD', setKey, now, id)
   trimFinished(setKey, keepCount, keepAgeMs, now)
+end
+
+-- Settling several jobs in one call (complete.lua) records each and trims once per distinct
+-- retention: TRIM_BATCH more than the jobs recorded under it, so the set still converges.
+-- trims: a table the caller starts empty and passes to flushTrims after its loop.
+local function recordFinishedLater(setKey, id, keepCount, keepAgeMs, now, trims)
+  if keepCount == 0 then
+    deleteJob(id)
+    return
+  end
+  redis.call('ZADD', setKey, now, id)
+  local rule = keepCount .. ':' .. keepAgeMs
+  local t = trims[rule]
+  if t then t.n = t.n + 1 else trims[rule] = { count = keepCount, age = keepAgeMs, n = 1 } end
+end
+local function flushTrims(setKey, trims, now)
+  for _, t in pairs(trims) do trimFinished(setKey, t.count, t.age, now, TRIM_BATCH + t.n) end
 end
