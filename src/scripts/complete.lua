@@ -26,6 +26,7 @@ local m = (#ARGV - 3) / 3
 if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs per call') end
 local maxEv = tonumber(ARGV[3])
 local now = nowMs()
+local nowStr = string.format('%d', now) -- written as a string: see activate in lib/claim.lua
 readMeta() -- the claim below needs it anyway; reading it first also gives emit its cap
 local admitted = false
 local codes = {}
@@ -47,7 +48,7 @@ for i = 0, m - 1 do
     local keep, keepAge = keepOf(f[4], f[5], KEEP_COMPLETED)
     -- A job that keeps no record is deleted below: writing its final fields would be wasted.
     if keep ~= 0 then
-      redis.call('HSET', jk, 'st', 'c', 'fOn', now, 'rv', rv, 'made', tonumber(f[6] or '0') + 1)
+      redis.call('HSET', jk, 'st', 'c', 'fOn', nowStr, 'rv', rv, 'made', string.format('%d', tonumber(f[6] or '0') + 1))
     end
     -- A lane without settings cannot become serviceable by freeing a slot: its release may
     -- wait for the claim below, which often serves the same lane (lib/lanes.lua
@@ -63,7 +64,7 @@ for i = 0, m - 1 do
       emit('completed', 'jobId', id, 'prev', 'active', 'truncated', '1')
     end
     if f[7] then flowSettled(jk, id, 'c', rv, now) end -- flows: tell the parent (lib/flow.lua)
-    recordFinishedLater(K.completed, id, keep, keepAge, now, trims)
+    recordFinishedLater(K.completed, id, keep, keepAge, now, nowStr, trims)
   end
 end
 if #finished > 0 then redis.call('ZREM', K.active, unpack(finished)) end

@@ -26,7 +26,7 @@ local function readMeta()
   if not metaRow then
     metaRow = redis.call('HMGET', K.meta, 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk',
       'evmax', 'dly', 'rlw')
-    evmax = tonumber(metaRow[8] or '10000')
+    evmax = metaRow[8] or '10000'
   end
   return metaRow
 end
@@ -91,19 +91,21 @@ end
 
 -- Marks a claimed job active in one write and returns its hash as a flat list, patched to
 -- what was written (att = the new fencing token, st, pOn), so no second read is needed.
-local function activate(jk, now)
+-- nowStr: the claim time as an integer string. Numbers handed to redis.call are formatted
+-- with %.14g each time, so the strings are made here, once, with integer formats.
+local function activate(jk, nowStr)
   local h = redis.call('HGETALL', jk)
-  local att, hasAtt, hasPOn = 1, false, false
+  local att, hasAtt, hasPOn = '1', false, false
   for i = 1, #h, 2 do
     local k = h[i]
     if k == 'att' then
-      att = tonumber(h[i + 1]) + 1
-      h[i + 1] = tostring(att)
+      att = string.format('%d', tonumber(h[i + 1]) + 1)
+      h[i + 1] = att
       hasAtt = true
     elseif k == 'st' then
       h[i + 1] = 'a'
     elseif k == 'pOn' then
-      h[i + 1] = string.format('%d', now)
+      h[i + 1] = nowStr
       hasPOn = true
     end
   end
@@ -113,9 +115,9 @@ local function activate(jk, now)
   end
   if not hasPOn then
     h[#h + 1] = 'pOn'
-    h[#h + 1] = string.format('%d', now)
+    h[#h + 1] = nowStr
   end
-  redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', now)
+  redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr)
   return h
 end
 
@@ -151,6 +153,8 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   end
 
   local got = 0
+  local nowStr = string.format('%d', now)
+  local deadline = string.format('%d', now + leaseMs)
   local tl, tk = meta[5], tonumber(meta[6] or '0')
   local turns = 0
   local maxTurns = n + 16
@@ -201,16 +205,15 @@ local function claimJobs(n, leaseMs, now, out, passWake)
     if take > 0 then
       local popped = redis.call('ZPOPMIN', lk, take)
       local served = #popped / 2
-      local deadline = now + leaseMs
       local leases = {} -- one ZADD of the active set for the whole turn
       for i = 1, #popped, 2 do
         local id = memberId(popped[i])
         local jk = K.jobBase .. id
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
-        if tonumber(popped[i + 1]) > 0 then prioServed = prioServed + 1 end
+        if popped[i + 1] ~= '0' then prioServed = prioServed + 1 end
         out[#out + 1] = id
-        out[#out + 1] = activate(jk, now)
+        out[#out + 1] = activate(jk, nowStr)
         emit('active', 'jobId', id, 'prev', 'waiting')
       end
       if served > 0 then redis.call('ZADD', K.active, unpack(leases)) end

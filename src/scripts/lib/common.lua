@@ -11,10 +11,12 @@ end
 
 -- Appends an event to the capped events stream (cap: meta field evmax, default 10000;
 -- 0 turns events off).
+-- evmax is kept as the string read from meta: a Lua number passed to redis.call is formatted
+-- with %.14g on every call, which costs more than the XADD's own bookkeeping.
 local evmax
 local function emit(event, ...)
-  if not evmax then evmax = tonumber(redis.call('HGET', K.meta, 'evmax') or '10000') end
-  if evmax <= 0 then return end
+  if not evmax then evmax = redis.call('HGET', K.meta, 'evmax') or '10000' end
+  if evmax == '0' then return end
   redis.call('XADD', K.events, 'MAXLEN', '~', evmax, '*', 'event', event, ...)
 end
 

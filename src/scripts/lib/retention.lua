@@ -10,7 +10,7 @@ local KEEP_FAILED = 10000
 
 -- Normalises stored retention fields (strings or nil) into numbers.
 local function keepOf(count, age, default)
-  return tonumber(count or default), tonumber(age or '0')
+  return count and tonumber(count) or default, age and tonumber(age) or 0
 end
 
 -- limit: most jobs removed by each rule (default TRIM_BATCH).
@@ -47,12 +47,12 @@ end
 -- Settling several jobs in one call (complete.lua) records each and trims once per distinct
 -- retention: TRIM_BATCH more than the jobs recorded under it, so the set still converges.
 -- trims: a table the caller starts empty and passes to flushTrims after its loop.
-local function recordFinishedLater(setKey, id, keepCount, keepAgeMs, now, trims)
+local function recordFinishedLater(setKey, id, keepCount, keepAgeMs, now, nowStr, trims)
   if keepCount == 0 then
     deleteJob(id)
     return
   end
-  redis.call('ZADD', setKey, now, id)
+  redis.call('ZADD', setKey, nowStr, id)
   local rule = keepCount .. ':' .. keepAgeMs
   local t = trims[rule]
   if t then t.n = t.n + 1 else trims[rule] = { count = keepCount, age = keepAgeMs, n = 1 } end
