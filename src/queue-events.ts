@@ -199,8 +199,17 @@ export class QueueEvents extends EventEmitter {
         this.emit('drained', id);
         return;
       }
+      // A job ready at once is one 'added' entry with then: 'waiting' (lib/newjob.lua): both
+      // events are emitted from it, with the same stream id.
+      const then = event === 'added' ? args.then : undefined;
+      if (then !== undefined) delete args.then;
       this.emit(event, args, id);
       if (typeof args.jobId === 'string') this.emit(`${event}:${args.jobId}`, args, id);
+      if (then === 'waiting') {
+        const w = { jobId: args.jobId };
+        this.emit('waiting', w, id);
+        if (typeof args.jobId === 'string') this.emit(`waiting:${args.jobId}`, w, id);
+      }
     } catch (err) {
       this.reportError(err);
     }

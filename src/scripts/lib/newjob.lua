@@ -32,12 +32,16 @@ local function createJob(j, now)
   -- Fields at their default are left out (opts '', prio 0, the default lane, att, made, delay 0;
   -- retention '' = the defaults in lib/retention.lua): every reader treats an absent field as its default, and a smaller hash
   -- is cheaper to write and to keep.
-  local h = { 'name', j.name, 'data', j.data, 'ts', now }
+  local h = { 'name', j.name, 'data', j.data, 'ts', string.format('%d', now) }
   local function put(k, v) h[#h + 1] = k; h[#h + 1] = v end
   if j.opts and j.opts ~= '' then put('opts', j.opts) end
-  if j.prio and j.prio ~= 0 then put('prio', j.prio) end
+  if j.prio and j.prio ~= 0 then put('prio', string.format('%d', j.prio)) end
   if j.lane ~= DEFAULT_LANE then put('lane', j.lane) end
-  if j.delay > 0 then put('delay', j.delay) end
+  local delayStr = '0'
+  if j.delay > 0 then
+    delayStr = string.format('%d', j.delay)
+    put('delay', delayStr)
+  end
   if j.kc ~= '' then put('kc', j.kc) end
   if j.ka ~= '' and j.ka ~= '0' then put('ka', j.ka) end
   if j.kfc ~= '' then put('kfc', j.kfc) end
@@ -57,16 +61,20 @@ local function createJob(j, now)
     put('st', 'w'); put('sq', stamp)
   end
   redis.call('HSET', jk, unpack(h))
-  emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', j.delay)
+  if state == 'w' then
+    -- A job ready at once gets one entry for both events: 'then' tells readers (QueueEvents)
+    -- to emit waiting right after added. One XADD per job instead of two.
+    enterLane(j.lane, j.prio, stamp .. j.id)
+    emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', '0', 'then', 'waiting')
+    return state
+  end
+  emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', delayStr)
   if state == 'h' then
     redis.call('ZADD', K.wchildren, now, j.id)
     emit('waiting-children', 'jobId', j.id)
   elseif state == 'd' then
     scheduleDelayed(j.id, now + j.delay)
     emit('delayed', 'jobId', j.id, 'delay', now + j.delay)
-  else
-    enterLane(j.lane, j.prio, stamp .. j.id)
-    emit('waiting', 'jobId', j.id)
   end
   return state
 end
