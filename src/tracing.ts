@@ -46,19 +46,22 @@ export function startProducerSpan(queue: string, jobName: string, jobs = 1): Pro
     kind: api.SpanKind.PRODUCER,
     attributes: { 'messaging.system': 'echomq', 'messaging.destination.name': queue, 'messaging.operation': 'publish', 'echomq.job.name': jobName, 'messaging.batch.message_count': jobs },
   });
+  // No SDK registered: the no-op tracer's span has no valid context, so there is nothing to
+  // record or carry (a sampled-out span of a real SDK still has one, and is propagated).
+  if (!span.isRecording() && !api.trace.isSpanContextValid(span.spanContext())) return NO_SPAN;
   const carrier: TraceCarrier = {};
   api.propagation.inject(api.trace.setSpan(api.context.active(), span), carrier);
   return { carrier: carrier.traceparent ? carrier : undefined, end: (err?: unknown) => endSpan(span, err) };
 }
 
 /** Runs a processor inside a CONSUMER span whose parent is the job's stored trace context. */
-export async function traceProcess<R>(
+export function traceProcess<R>(
   job: { id: string; name: string; lane: string; attemptsStarted: number; queueName: string; opts: unknown },
   run: () => Promise<R> | R,
-): Promise<R> {
+): Promise<R> | R {
   if (!api) return run();
-  const carrier = (job.opts as { telemetry?: TraceCarrier } | undefined)?.telemetry ?? {};
-  const parent = api.propagation.extract(api.ROOT_CONTEXT, carrier);
+  const stored = (job.opts as { telemetry?: TraceCarrier } | undefined)?.telemetry;
+  const parent = api.propagation.extract(api.ROOT_CONTEXT, stored ?? {});
   const span = api.trace.getTracer(TRACER).startSpan(`process ${job.queueName}`, {
     kind: api.SpanKind.CONSUMER,
     attributes: {
@@ -66,8 +69,14 @@ export async function traceProcess<R>(
       'messaging.message.id': job.id, 'echomq.job.name': job.name, 'echomq.lane': job.lane, 'echomq.attempt': job.attemptsStarted,
     },
   }, parent);
+  // Nothing to record and no trace to continue (no SDK registered): run without a context.
+  if (stored === undefined && !span.isRecording() && !api.trace.isSpanContextValid(span.spanContext())) return run();
+  return runInSpan(span, parent, run);
+}
+
+async function runInSpan<R>(span: Otel.Span, parent: Otel.Context, run: () => Promise<R> | R): Promise<R> {
   try {
-    const result = await api.context.with(api.trace.setSpan(parent, span), run);
+    const result = await api!.context.with(api!.trace.setSpan(parent, span), run);
     endSpan(span, undefined);
     return result;
   } catch (err) {

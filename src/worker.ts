@@ -432,9 +432,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     const batch = this.toSettle;
     this.toSettle = [];
     this.settling += batch.length;
-    void this.completeBatch(batch).finally(() => {
-      this.settling -= batch.length;
-    });
+    void this.completeBatch(batch);
   }
 
   /** Jobs per settle call before it goes out without waiting for the rest of the tick. */
@@ -451,11 +449,14 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
         fetch, leaseMs: this.opts.lockDuration, maxEventValueBytes: this.maxEventValueBytes,
       });
     } catch (err) {
+      this.settling -= batch.length;
       for (const b of batch) this.release(b.run);
       this.reportError(err);
       this.poke();
       return;
     }
+    // Before the next jobs start: their settles compare against it (settleCompleted).
+    this.settling -= batch.length;
     let outbox = false;
     for (let i = 0; i < batch.length; i++) {
       const { run, result } = batch[i]!;
