@@ -249,19 +249,17 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       }
     });
     if (this.setup) await this.setup;
-    const out: Array<Job<DataType, ReturnType, NameType>> = [];
-    // Every batch is one bounded script call; all of them go out in one round trip.
+    // Every batch is one bounded script call; all of them go out in one round trip. Each batch's
+    // jobs are built as its reply arrives, while Redis runs the next batches.
     const batches: AddJobArgs[][] = [];
     for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
-    const replies = await Promise.all(batches.map((b) => scripts.add(this.ctx, b)));
-    for (let b = 0; b < batches.length; b++) {
-      const existing = replies[b].filter((r) => !r.created).map((r) => r.id);
-      const loaded = new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
-      replies[b].forEach((r, k) => {
-        out.push((r.created ? this.snapshot(r.id, batches[b][k]) : loaded.get(r.id) ?? this.snapshot(r.id, batches[b][k])) as Job<DataType, ReturnType, NameType>);
-      });
-    }
-    return out;
+    const built = await Promise.all(batches.map(async (batch) => {
+      const replies = await scripts.add(this.ctx, batch);
+      const existing = replies.filter((r) => !r.created).map((r) => r.id);
+      const loaded = existing.length === 0 ? undefined : new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
+      return replies.map((r, k) => (r.created ? this.snapshot(r.id, batch[k]!) : loaded?.get(r.id) ?? this.snapshot(r.id, batch[k]!)) as Job<DataType, ReturnType, NameType>);
+    }));
+    return built.flat();
   }
 
   /** A Job built from what was just written, without reading it back. */

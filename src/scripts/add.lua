@@ -4,7 +4,7 @@
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
 --   (id - 1) mod step names the shard), then 14 fields per job:
 --   id ('' = next numeric id), name, data (JSON), opts (JSON), priority (integer 0..2097151),
---   lane, delay (ms, 0 = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all),
+--   lane, delay (ms as an integer string, '0' = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all),
 --   keepCompletedAgeMs (0 = no age limit), keepFailedCount, keepFailedAgeMs,
 --   dedupId ('' = none), dedupTtlMs (0 = simple mode: held while the job is live)
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
@@ -36,7 +36,7 @@ local nf, nl = 0, 0
 for j = n - 1, 0, -1 do
   local b = 2 + j * 14
   if ARGV[b] == '' and ARGV[b + 12] == '' then needIds = needIds + 1 end
-  if tonumber(ARGV[b + 6]) == 0 then
+  if ARGV[b + 6] == '0' then
     if ARGV[b + 7] == '1' then nl = nl + 1 else nf = nf + 1 end
   end
   fifoFrom[j], lifoFrom[j] = nf, nl
@@ -54,6 +54,7 @@ local function takeCounter()
   return redis.call('HINCRBY', K.meta, 'id', 1)
 end
 beginLaneBatch()
+local spec = { held = 0 }
 
 for j = 0, n - 1 do
   local b = 2 + j * 14
@@ -80,14 +81,15 @@ for j = 0, n - 1 do
     emit('duplicated', 'jobId', id)
   else
     if dd ~= '' then dedupTake(dd, id, tonumber(ARGV[b + 13]), now) end
-    if tonumber(ARGV[b + 6]) == 0 then
+    if ARGV[b + 6] == '0' then
       local lifo = ARGV[b + 7] == '1'
       reserveStamps(lifo, lifo and lifoFrom[j] or fifoFrom[j])
     end
-    local state = createJob({ id = id, name = ARGV[b + 1], data = ARGV[b + 2], opts = ARGV[b + 3],
-      prio = tonumber(ARGV[b + 4]), lane = ARGV[b + 5], delay = tonumber(ARGV[b + 6]),
-      lifo = ARGV[b + 7], kc = ARGV[b + 8], ka = ARGV[b + 9], kfc = ARGV[b + 10],
-      kfa = ARGV[b + 11], held = 0 }, now)
+    -- One table for every job of the call: createJob does not keep it.
+    spec.id, spec.name, spec.data, spec.opts = id, ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
+    spec.prio, spec.lane, spec.delay = tonumber(ARGV[b + 4]), ARGV[b + 5], tonumber(ARGV[b + 6])
+    spec.lifo, spec.kc, spec.ka, spec.kfc, spec.kfa = ARGV[b + 7], ARGV[b + 8], ARGV[b + 9], ARGV[b + 10], ARGV[b + 11]
+    local state = createJob(spec, now)
     if state == 'w' then readyAdded = true end
     out[#out + 1] = id
     out[#out + 1] = 1

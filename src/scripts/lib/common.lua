@@ -9,6 +9,15 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- now (ms) as an integer string, made once per call for the job hashes it stamps.
+local msMemoN, msMemoS
+local function msString(ms)
+  if ms ~= msMemoN then
+    msMemoN, msMemoS = ms, string.format('%d', ms)
+  end
+  return msMemoS
+end
+
 -- Appends an event to the capped events stream (cap: meta field evmax, default 10000;
 -- 0 turns events off).
 -- evmax is kept as the string read from meta: a Lua number passed to redis.call is formatted

@@ -99,7 +99,8 @@ local function enterLane(lane, prio, member)
       laneBatch.lanes[lane] = l
       laneBatch.order[#laneBatch.order + 1] = lane
     end
-    l[#l + 1] = prio
+    -- A string score: Lua numbers handed to redis.call are formatted with %.14g, per member.
+    l[#l + 1] = prio == 0 and '0' or string.format('%d', prio)
     l[#l + 1] = member
     laneBatch.ready = laneBatch.ready + 1
     if prio > 0 then laneBatch.readyP = laneBatch.readyP + 1 end

@@ -9,10 +9,8 @@
 -- The job of slot t has the id 'repeat:<scheduler id>:<t>' (t in ms, decimal). The id
 -- decides everything: a slot can get at most one job, whoever asks and however often.
 
--- Milliseconds as a decimal string (tostring would print large numbers in exponent form).
-local function msString(t)
-  return string.format('%.0f', t)
-end
+-- Slot times are written with msString (lib/common.lua): tostring would print large numbers
+-- in exponent form.
 
 local function slotJobId(sid, slot)
   return 'repeat:' .. sid .. ':' .. msString(slot)
