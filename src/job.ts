@@ -39,7 +39,9 @@ const num = (s: string | undefined): number | undefined => (s === undefined || s
 export class Job<DataType = any, ReturnType = any, NameType extends string = string> {
   readonly id: string;
   name: NameType;
-  data: DataType;
+  /** The stored JSON of `data`, until `data` is first read (see the accessor). */
+  #rawData: string | undefined;
+  #data: DataType | undefined;
   /** Options as given at add (plus normalised attempts/backoff), with the current priority and lane. */
   opts: JobOptions;
   priority: number;
@@ -76,7 +78,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   ) {
     this.id = id;
     this.name = (h.name ?? '') as NameType;
-    this.data = parseJson(h.data) as DataType;
+    this.#rawData = h.data;
     this.priority = Number(h.prio ?? 0);
     this.lane = h.lane ?? 'default';
     // attempts 1 is not stored (options.ts storedOptions); job.opts shows it like BullMQ's.
@@ -96,6 +98,24 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.parentKey = h.pk;
     this.parent = h.pid === undefined ? undefined : { id: h.pid, queue: h.pq ?? '', prefix: h.ppx ?? '' };
     this.repeatJobKey = h.sid;
+  }
+
+  /**
+   * The job's data. Parsed from its stored JSON on first read, so a job whose data is never
+   * looked at (a processor that needs only the id or name, the jobs addBulk returns) costs no
+   * parse. Assigning replaces it (locally; `updateData` stores it).
+   */
+  get data(): DataType {
+    if (this.#rawData !== undefined) {
+      this.#data = parseJson(this.#rawData) as DataType;
+      this.#rawData = undefined;
+    }
+    return this.#data as DataType;
+  }
+
+  set data(value: DataType) {
+    this.#rawData = undefined;
+    this.#data = value;
   }
 
   /** Builds a Job from a flat field/value list (HGETALL as an array). */

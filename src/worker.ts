@@ -105,6 +105,8 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   /** Completed jobs waiting for the next settle call (see settleCompleted). */
   private toSettle: Array<{ run: Running; json: string; result: R | undefined }> = [];
   private settleScheduled = false;
+  /** close() waiting for the last running job to settle. */
+  private idleWaiters: Array<() => void> = [];
   /** Jobs in settle calls still awaiting their reply (they stay in `running` until then). */
   private settling = 0;
   private runningLoop: Promise<void> | undefined;
@@ -530,6 +532,11 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
 
   private release(run: Running): void {
     this.running.delete(run.job.id);
+    if (this.running.size === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
     this.pool?.released(this);
   }
 
@@ -590,7 +597,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       if (force) {
         for (const r of this.running.values()) r.ac.abort(new Error('worker closed (force)'));
       } else {
-        while (this.running.size > 0) await sleep(5);
+        if (this.running.size > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
       }
       clearInterval(this.leaseTimer);
       await this.runningLoop?.catch(() => {});

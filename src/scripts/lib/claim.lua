@@ -65,6 +65,16 @@ local function readmitRateLanes(now)
   end
 end
 
+-- Leases of the jobs a claim takes go into the active set with one ZADD per call, in chunks of
+-- LEASE_BATCH members (Lua passes at most a few thousand arguments).
+local LEASE_BATCH = 1000
+local function flushLeases(leases)
+  for i = 1, #leases, LEASE_BATCH * 2 do
+    redis.call('ZADD', K.active, unpack(leases, i, math.min(i + LEASE_BATCH * 2 - 1, #leases)))
+  end
+  for i = #leases, 1, -1 do leases[i] = nil end
+end
+
 -- Parses "max:durationMs".
 local function parseRate(s)
   local m, d = string.match(s, '^(%d+):(%d+)$')
@@ -164,6 +174,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   -- would follow one another anyway: it is served for the rest of the call in one turn.
   local rotated
   local alone = false
+  local leases = {} -- deadline, id pairs: one ZADD of the active set per call (flushLeases)
 
   while got < n and turns < maxTurns do
     turns = turns + 1
@@ -205,7 +216,6 @@ local function claimJobs(n, leaseMs, now, out, passWake)
     if take > 0 then
       local popped = redis.call('ZPOPMIN', lk, take)
       local served = #popped / 2
-      local leases = {} -- one ZADD of the active set for the whole turn
       for i = 1, #popped, 2 do
         local id = memberId(popped[i])
         local jk = K.jobBase .. id
@@ -216,7 +226,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
         out[#out + 1] = activate(jk, nowStr)
         emit('active', 'jobId', id, 'prev', 'waiting')
       end
-      if served > 0 then redis.call('ZADD', K.active, unpack(leases)) end
+      if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
       got = got + served
       readyServed = readyServed + served
       depth = depth - served
@@ -247,6 +257,8 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       end
     end
   end
+
+  flushLeases(leases)
 
   -- Written only when the turn moved: an idle claim must stay read-only (no write traffic per
   -- idle worker, and no meta hash recreated on a queue that was just obliterated).

@@ -144,9 +144,13 @@ local function pullReady(lane, member, prio)
   return true
 end
 
--- Whether a lane has any setting (weight, limit or rate), read once per script call.
+-- Whether a lane has any setting (weight, limit or rate), read once per lane and script call;
+-- when no lane has settings (SCARD lcfg = 0, read once per call) no lane is looked up at all.
 local cfgMemo = {}
+local anyCfg
 local function laneHasCfg(lane)
+  if anyCfg == nil then anyCfg = redis.call('SCARD', K.lcfg) > 0 end
+  if not anyCfg then return false end
   local v = cfgMemo[lane]
   if v == nil then
     v = redis.call('SISMEMBER', K.lcfg, lane) == 1
@@ -178,6 +182,7 @@ local deferredRelease = {}
 local function reset_lanes()
   laneBatch = nil
   cfgMemo = {}
+  anyCfg = nil
   deferredRelease = {}
 end
 local function releaseActiveLater(lane)
@@ -189,13 +194,19 @@ local function takeDeferredRelease(lane)
   deferredRelease[lane] = nil
   return d
 end
+-- Lanes whose count reaches 0 leave lactive with one HDEL for all of them, and only those not
+-- in the ring (one SMISMEMBER; a lane in the ring has ready jobs) are checked for forgetting:
+-- a batched complete releases slots of several lanes.
 local function flushDeferredReleases()
+  local zero = {}
   for lane, d in pairs(deferredRelease) do
-    local act = redis.call('HINCRBY', K.lactive, lane, -d)
-    if act <= 0 then
-      redis.call('HDEL', K.lactive, lane)
-      forgetLaneIfIdle(lane)
-    end
+    if redis.call('HINCRBY', K.lactive, lane, -d) <= 0 then zero[#zero + 1] = lane end
   end
   deferredRelease = {}
+  if #zero == 0 then return end
+  redis.call('HDEL', K.lactive, unpack(zero))
+  local inRing = redis.call('SMISMEMBER', K.inring, unpack(zero))
+  for i, lane in ipairs(zero) do
+    if inRing[i] == 0 then forgetLaneIfIdle(lane) end
+  end
 end
