@@ -106,6 +106,12 @@ export const queueName = (value: unknown, field = 'queue name'): string => nonEm
  */
 export function encodeJson(field: string, value: unknown, maxBytes: number): string {
   if (value === undefined) fail(field, 'a JSON-serialisable value', value);
+  // null, booleans, finite numbers and short strings need no walk (the common return values).
+  if (value === null) return 'null';
+  const t = typeof value;
+  if (t === 'boolean' || (t === 'number' && Number.isFinite(value)) || (t === 'string' && (value as string).length * 3 <= maxBytes - 2)) {
+    return JSON.stringify(value);
+  }
   let json: string | undefined;
   try {
     json = JSON.stringify(value, (key, v) => {
