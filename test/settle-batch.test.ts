@@ -140,13 +140,13 @@ describe('worker settles in batches', () => {
     expect(await q.getJobCounts('active', 'waiting', 'completed')).toEqual({ active: 0, waiting: 0, completed: 0 });
   });
 
-  it('serves a lane alone in the ring in one turn: one ZPOPMIN for 50 jobs after the first', async () => {
+  it('serves a lane alone in the ring in one turn: one ZPOPMIN for 50 jobs', async () => {
     const q = queue(qname('batch-alone'));
     const ctx = ctxOf(q);
     await q.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'j', data: { i }, opts: { lane: 'solo', priority: i % 3 } })));
     const pops0 = await calls('zpopmin');
     const claimed = await scripts.claim(ctx, { count: 50, leaseMs: 60_000 });
-    expect(await calls('zpopmin') - pops0).toBe(2); // the first turn (weight 1), then the rest
+    expect(await calls('zpopmin') - pops0).toBe(1); // LLEN ring = 1: the whole claim is one turn
     // Still in (priority, arrival) order.
     const order = claimed.jobs.map((j) => {
       const data = JSON.parse(j.fields[j.fields.indexOf('data') + 1]!) as { i: number };
@@ -154,5 +154,14 @@ describe('worker settles in batches', () => {
     });
     const expected = Array.from({ length: 60 }, (_, i) => i).sort((x, y) => (x % 3) - (y % 3) || x - y).slice(0, 50);
     expect(order).toEqual(expected);
+  });
+
+  it('still rotates two lanes of weight 1 job by job in a claim of many', async () => {
+    const q = queue(qname('batch-two'));
+    const ctx = ctxOf(q);
+    await q.addBulk(Array.from({ length: 20 }, (_, i) => ({ name: 'j', data: { i }, opts: { lane: i < 10 ? 'a' : 'b' } })));
+    const claimed = await scripts.claim(ctx, { count: 8, leaseMs: 60_000 });
+    const lanes = claimed.jobs.map((j) => j.fields[j.fields.indexOf('lane') + 1]);
+    expect(lanes).toEqual(['a', 'b', 'a', 'b', 'a', 'b', 'a', 'b']);
   });
 });

@@ -185,7 +185,11 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       lane = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
       if not lane then break end
       share = nil
-      alone = lane == rotated
+      -- The first rotation of a call that wants several jobs asks the ring's length instead:
+      -- a lone lane is then served in one turn from the start (one LLEN instead of a second
+      -- LMOVE, ZCARD and ZPOPMIN).
+      if rotated == nil and n - got > 1 then alone = redis.call('LLEN', K.ring) == 1
+      else alone = lane == rotated end
       rotated = lane
     end
     -- Settings are read only for lanes that have any (lcfg): a plain lane costs one check.

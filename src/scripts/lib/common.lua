@@ -22,11 +22,20 @@ end
 -- 0 turns events off).
 -- evmax is kept as the string read from meta: a Lua number passed to redis.call is formatted
 -- with %.14g on every call, which costs more than the XADD's own bookkeeping.
+-- The first event of a call trims the stream (MAXLEN ~ evmax); the call's later events are
+-- appended without the trim arguments and check, so the stream may pass the cap by one call's
+-- events until the next call trims it (the cap is approximate anyway: whole nodes are trimmed).
 local evmax
+local evTrimmed = false
 local function emit(event, ...)
   if not evmax then evmax = redis.call('HGET', K.meta, 'evmax') or '10000' end
   if evmax == '0' then return end
-  redis.call('XADD', K.events, 'MAXLEN', '~', evmax, '*', 'event', event, ...)
+  if evTrimmed then
+    redis.call('XADD', K.events, '*', 'event', event, ...)
+  else
+    evTrimmed = true
+    redis.call('XADD', K.events, 'MAXLEN', '~', evmax, '*', 'event', event, ...)
+  end
 end
 
 -- A job hash leaves out its lane and priority at their defaults (lib/newjob.lua): the
@@ -52,6 +61,7 @@ local fifoNext, fifoLast, lifoNext, lifoLast = 1, 0, 1, 0
 -- loaded function library (see src/scripts/loader.ts); a fresh EVAL starts clean anyway.
 local function reset_common()
   evmax = nil
+  evTrimmed = false
   fifoNext, fifoLast, lifoNext, lifoLast = 1, 0, 1, 0
 end
 -- Reserves n stamps of one kind if none are left in the current block.
