@@ -74,7 +74,7 @@ local out = {}
 -- A call that settled nothing (every token stale) claims nothing either: it changes nothing.
 local want = #finished > 0 and tonumber(ARGV[1]) or 0
 local got, nextAt = claimJobs(want, tonumber(ARGV[2]), now, out)
-flushDeferredReleases()
+flushDeferredActive()
 if admitted and want == 0 then wake() end
 local head = { got, nextAt, m }
 for i = 1, m do head[#head + 1] = codes[i] end

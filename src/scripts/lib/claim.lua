@@ -234,9 +234,10 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       got = got + served
       readyServed = readyServed + served
       depth = depth - served
-      -- A slot released earlier in this call on the same lane cancels out (see releaseActiveLater).
-      local delta = served - takeDeferredRelease(lane)
-      if delta ~= 0 or lim >= 0 then act = redis.call('HINCRBY', K.lactive, lane, delta) end
+      -- Only a limit needs the count now; other lanes' counts are written at the end of the
+      -- call, netted against the slots this call released (lib/lanes.lua deferActive).
+      if lim >= 0 then act = redis.call('HINCRBY', K.lactive, lane, served)
+      else deferActive(lane, served) end
       if rk then
         rused = redis.call('INCRBY', rk, served)
         if rused == served then redis.call('PEXPIRE', rk, rdur) end
@@ -263,6 +264,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   end
 
   flushLeases(leases)
+  flushDeferredActive()
 
   -- Written only when the turn moved: an idle claim must stay read-only (no write traffic per
   -- idle worker, and no meta hash recreated on a queue that was just obliterated).

@@ -172,37 +172,55 @@ local function releaseActive(lane)
   return admitted
 end
 
--- Slots of lanes without settings released by this call but not yet written. complete.lua
--- releases the finished job's slot this way: when its claim then serves the same lane, the
--- release and the new claim cancel out and lactive is not written at all. Flushed before the
--- script returns (flushDeferredReleases), so the invariant holds between calls.
-local deferredRelease = {}
+-- Changes to the active counts of lanes without a limit, made by this call but not yet
+-- written: +n for jobs a claim took, -1 for each finished job (complete.lua). Nothing reads
+-- such a count within the call (only a limit does, and limited lanes are written at once), so
+-- the call writes them together at its end (flushDeferredActive): a claim that serves the lane
+-- of the job just finished cancels out, and the counts of many lanes cost one HMGET and one
+-- HSET instead of a HINCRBY per lane and job. Written before the script returns, so the
+-- invariant holds between calls.
+local deferredActive = {}
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
 local function reset_lanes()
   laneBatch = nil
   cfgMemo = {}
   anyCfg = nil
-  deferredRelease = {}
+  deferredActive = {}
+end
+local function deferActive(lane, delta)
+  deferredActive[lane] = (deferredActive[lane] or 0) + delta
 end
 local function releaseActiveLater(lane)
-  deferredRelease[lane] = (deferredRelease[lane] or 0) + 1
+  deferActive(lane, -1)
 end
-local function takeDeferredRelease(lane)
-  local d = deferredRelease[lane]
-  if not d then return 0 end
-  deferredRelease[lane] = nil
-  return d
-end
--- Lanes whose count reaches 0 leave lactive with one HDEL for all of them, and only those not
--- in the ring (one SMISMEMBER; a lane in the ring has ready jobs) are checked for forgetting:
--- a batched complete releases slots of several lanes.
-local function flushDeferredReleases()
-  local zero = {}
-  for lane, d in pairs(deferredRelease) do
-    if redis.call('HINCRBY', K.lactive, lane, -d) <= 0 then zero[#zero + 1] = lane end
+-- Lanes whose count reaches 0 leave lactive (absent = 0), and only those not in the ring (one
+-- SMISMEMBER; a lane in the ring has ready jobs) are checked for forgetting.
+local function flushDeferredActive()
+  local lanes = {}
+  for lane, d in pairs(deferredActive) do
+    if d ~= 0 then lanes[#lanes + 1] = lane end
   end
-  deferredRelease = {}
+  local deltas = deferredActive
+  deferredActive = {}
+  if #lanes == 0 then return end
+  local zero = {}
+  if #lanes == 1 then
+    if redis.call('HINCRBY', K.lactive, lanes[1], deltas[lanes[1]]) <= 0 then zero[1] = lanes[1] end
+  else
+    local cur = redis.call('HMGET', K.lactive, unpack(lanes))
+    local set = {}
+    for i, lane in ipairs(lanes) do
+      local v = tonumber(cur[i] or '0') + deltas[lane]
+      if v > 0 then
+        set[#set + 1] = lane
+        set[#set + 1] = string.format('%d', v)
+      else
+        zero[#zero + 1] = lane
+      end
+    end
+    if #set > 0 then redis.call('HSET', K.lactive, unpack(set)) end
+  end
   if #zero == 0 then return end
   redis.call('HDEL', K.lactive, unpack(zero))
   local inRing = redis.call('SMISMEMBER', K.inring, unpack(zero))
