@@ -111,13 +111,16 @@ describe('reliability: every call stays under 5 ms with 300,000 jobs', () => {
     // The machine is shared (2 cores, other test files and Redis servers run at the same time),
     // so a command can be descheduled and logged slow by accident. A command is over budget
     // when it is slow systematically: in more than max(2, 5% of its calls) within one phase.
-    // Read-only phases run 3 times so that a slow call shows more than once. Every slow entry
-    // is reported; the mean cost per script call of each phase too.
+    // Repeatable phases (read-only ones and the adds) run 3 times so that a slow call shows
+    // more than once, and a repeatable phase that is over budget runs once more: it fails only
+    // if the second window is over budget too (a burst of descheduling lasts one window; a slow
+    // script is slow every time). Every slow entry is reported; the mean cost per script call
+    // of each phase too.
     const over: Record<string, SlowEntry[]> = {};
     const noise: string[] = [];
     const means: Record<string, string> = {};
     let lastId = -1;
-    const phase = async (label: string, fn: () => Promise<unknown>, repeat = 1) => {
+    const phase = async (label: string, fn: () => Promise<unknown>, repeat = 1, again = repeat > 1): Promise<void> => {
       const before = await commandStats(admin);
       await timed(label, async () => {
         for (let r = 0; r < repeat; r++) await fn();
@@ -138,12 +141,19 @@ describe('reliability: every call stays under 5 ms with 300,000 jobs', () => {
         const g = /^(eval|fcall)/.test(e.command) ? e.command : e.command.split(' ')[0].toLowerCase();
         groups.set(g, [...(groups.get(g) ?? []), e]);
       }
+      const overHere: Array<[string, SlowEntry[]]> = [];
       for (const [g, es] of groups) {
         const n = calls(g.split(' ')[0].toLowerCase());
         const line = `${label}: ${g} slow ${es.length}/${n} calls (max ${Math.max(...es.map((e) => e.us))} us)`;
-        if (es.length > Math.max(2, 0.05 * n)) over[line] = es;
+        if (es.length > Math.max(2, 0.05 * n)) overHere.push([line, es]);
         else noise.push(line);
       }
+      if (overHere.length === 0) return;
+      if (again) {
+        noise.push(...overHere.map(([line]) => `${line} — ran again`));
+        return phase(`${label} (again)`, fn, repeat, false);
+      }
+      for (const [line, es] of overHere) over[line] = es;
     };
 
     await phase('getJobCounts', () => queue.getJobCounts(), 3);
