@@ -3,7 +3,7 @@
  * scripts. Field names follow BullMQ (id, name, data, opts, attemptsMade, progress,
  * returnvalue, failedReason, stacktrace, timestamp, processedOn, finishedOn).
  */
-import type { JobOptions } from './options.js';
+import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, type JobOptions, type KeepJobs } from './options.js';
 import { scripts, type ScriptContext } from './scripts/index.js';
 import { ClosedError, errorFromCode, InvalidStateError, JobNotFoundError } from './errors.js';
 import type { QueueEvents } from './queue-events.js';
@@ -35,6 +35,22 @@ function parseJson(s: string | undefined): unknown {
 }
 
 const num = (s: string | undefined): number | undefined => (s === undefined || s === '' ? undefined : Number(s));
+
+/**
+ * A retention option as job.opts shows it, from the hash's count/age fields (absent = the
+ * default, shown as nothing): true = keep none, false = keep all, n = keep the newest n,
+ * { age (s), count? } with an age limit.
+ */
+function retentionOption(count: string | undefined, ageMs: string | undefined, dflt: KeepJobs): KeepJobs | boolean | number | undefined {
+  const age = num(ageMs);
+  if (age !== undefined && age > 0) {
+    const c = num(count) ?? dflt.count; // an absent count is the default one
+    return c === undefined || c < 0 ? { age: age / 1000 } : { age: age / 1000, count: c };
+  }
+  if (count === undefined || count === '') return undefined;
+  const c = Number(count);
+  return c === 0 ? true : c < 0 ? false : c;
+}
 
 export class Job<DataType = any, ReturnType = any, NameType extends string = string> {
   readonly id: string;
@@ -83,6 +99,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.lane = h.lane ?? 'default';
     // attempts 1 is not stored (options.ts storedOptions); job.opts shows it like BullMQ's.
     this.opts = { attempts: 1, ...((parseJson(h.opts) as JobOptions) ?? {}), priority: this.priority, lane: this.lane };
+    const keepDone = retentionOption(h.kc, h.ka, DEFAULT_KEEP_COMPLETED);
+    if (keepDone !== undefined) this.opts.removeOnComplete = keepDone;
+    const keepFailed = retentionOption(h.kfc, h.kfa, DEFAULT_KEEP_FAILED);
+    if (keepFailed !== undefined) this.opts.removeOnFail = keepFailed;
     this.delay = Number(h.delay ?? 0);
     this.attemptsMade = Number(h.made ?? 0);
     this.attemptsStarted = Number(h.att ?? 0);

@@ -112,7 +112,10 @@ export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJo
   return out;
 }
 
-/** The options stored with the job (what job.opts shows): only what the user set; '' for none. */
+/**
+ * The options stored with the job (what job.opts shows): only what the user set, without the
+ * retention options (stored as their own fields); '' for none.
+ */
 export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOptions, telemetry?: object): string {
   const s: Record<string, unknown> = { ...(user ?? {}) };
   // Trace context of the add (src/tracing.ts), read by the worker's process span.
@@ -121,15 +124,10 @@ export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOpti
   if (n.attempts !== 1) s.attempts = n.attempts;
   else delete s.attempts;
   if (n.backoff) s.backoff = n.backoff;
-  // Retention objects are stored as validated, { age, count }: other fields (which may not even
-  // be JSON, such as a cycle) are not kept.
-  for (const f of ['removeOnComplete', 'removeOnFail'] as const) {
-    const r = s[f];
-    if (typeof r === 'object' && r !== null) {
-      const { age, count } = r as KeepJobs;
-      s[f] = { ...(age === undefined ? {} : { age }), ...(count === undefined ? {} : { count }) };
-    }
-  }
+  // Retention lives in the job hash's kc/ka/kfc/kfa fields, which the scripts read; Job shows it
+  // again as removeOnComplete / removeOnFail (job.ts retentionOption). Not stored twice.
+  delete s.removeOnComplete;
+  delete s.removeOnFail;
   // No options at all: '' (the job hash then has no opts field; job.opts reads as {}).
   for (const _ in s) return JSON.stringify(s);
   return '';

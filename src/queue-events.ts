@@ -202,7 +202,10 @@ export class QueueEvents extends EventEmitter {
       // A job ready at once is one 'added' entry with then: 'waiting' (lib/newjob.lua): both
       // events are emitted from it, with the same stream id.
       const then = event === 'added' ? args.then : undefined;
-      if (then !== undefined) delete args.then;
+      if (then !== undefined) {
+        delete args.then;
+        args.delay ??= '0'; // implied by then: 'waiting'
+      }
       this.emit(event, args, id);
       if (typeof args.jobId === 'string') this.emit(`${event}:${args.jobId}`, args, id);
       if (then === 'waiting') {

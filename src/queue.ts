@@ -9,7 +9,9 @@ import { Job, type JobContext } from './job.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { LaneControls } from './lanes.js';
 import { getJobCounts, getJobs, loadJobs, type JobCounts, type JobStateName } from './inspect.js';
-import { DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions } from './options.js';
+import {
+  DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions,
+} from './options.js';
 import { scripts, type AddJobArgs } from './scripts/index.js';
 import * as v from './validate.js';
 import { startProducerSpan, type TraceCarrier } from './tracing.js';
@@ -264,10 +266,18 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
 
   /** A Job built from what was just written, without reading it back. */
   private snapshot(id: string, a: AddJobArgs): Job<DataType, ReturnType, NameType> {
-    return new Job(this.ctx, id, {
+    const h: Record<string, string> = {
       name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
       att: '0', made: '0', ts: String(Date.now()), st: a.delay > 0 ? 'd' : 'w',
-    }) as Job<DataType, ReturnType, NameType>;
+    };
+    // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
+    const [kc, ka] = a.keepCompleted;
+    const [kfc, kfa] = a.keepFailed;
+    if (kc !== DEFAULT_KEEP_COMPLETED.count) h.kc = String(kc);
+    if (ka > 0) h.ka = String(ka);
+    if (kfc !== DEFAULT_KEEP_FAILED.count) h.kfc = String(kfc);
+    if (kfa > 0) h.kfa = String(kfa);
+    return new Job(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
   }
 
   async getJob(id: string): Promise<Job<DataType, ReturnType, NameType> | undefined> {

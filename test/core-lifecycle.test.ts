@@ -294,6 +294,34 @@ describe('core lifecycle', () => {
     }
   });
 
+  it('shows retention options in job.opts from the hash fields that hold them (stored once)', async () => {
+    const q = queue();
+    const redis = client();
+    cleanup.push(async () => redis.disconnect());
+    const cases: Array<[unknown, unknown, unknown]> = [
+      // [given removeOnComplete, given removeOnFail, shown removeOnComplete / removeOnFail]
+      [true, false, [true, false]],
+      [5, 50, [5, 50]],
+      [{ age: 60 }, { age: 30, count: 7 }, [{ age: 60 }, { age: 30, count: 7 }]],
+      [{ age: 60, count: 1000 }, undefined, [{ age: 60, count: 1000 }, undefined]],
+      [1000, 10000, [undefined, undefined]], // the defaults are not stored
+      [undefined, undefined, [undefined, undefined]],
+    ];
+    for (const [done, failed, [showDone, showFailed]] of cases as Array<[unknown, unknown, [unknown, unknown]]>) {
+      const opts: Record<string, unknown> = { attempts: 3 };
+      if (done !== undefined) opts.removeOnComplete = done;
+      if (failed !== undefined) opts.removeOnFail = failed;
+      const job = await q.add('r', {}, opts);
+      for (const j of [job, (await q.getJob(job.id))!]) {
+        expect(j.opts.removeOnComplete, JSON.stringify(opts)).toEqual(showDone);
+        expect(j.opts.removeOnFail, JSON.stringify(opts)).toEqual(showFailed);
+        expect(j.opts.attempts).toBe(3);
+      }
+      // The opts JSON in the hash does not repeat them.
+      expect(await redis.hget(q.keys.jobBase + job.id, 'opts')).toBe('{"attempts":3}');
+    }
+  });
+
   it('exposes jobs through getJob, getJobs and getJobCounts with BullMQ field names', async () => {
     const q = queue();
     const t0 = Date.now();

@@ -67,9 +67,9 @@ local function createJob(j, now)
   redis.call('HSET', jk, unpack(h))
   if state == 'w' then
     -- A job ready at once gets one entry for both events: 'then' tells readers (QueueEvents)
-    -- to emit waiting right after added. One XADD per job instead of two.
+    -- to emit waiting right after added (and implies delay 0). One XADD per job, not two.
     enterLane(j.lane, j.prio, stamp .. j.id)
-    emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', '0', 'then', 'waiting')
+    emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'then', 'waiting')
     return state
   end
   emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', delayStr)
