@@ -8,6 +8,7 @@
  *   custom:       a strategy registered on the Worker by name (`backoffStrategies`), or
  *                 BullMQ's single `settings.backoffStrategy`.
  */
+import { UnrecoverableError } from './errors.js';
 import { fail, integerIn, nonNegativeInt, plainObject } from './validate.js';
 
 export interface BackoffOptions {
@@ -66,4 +67,45 @@ export function backoffDelay(
   }
   if (backoff.jitter) d = d * (1 - backoff.jitter * random());
   return Math.max(0, Math.round(d));
+}
+
+/** What a failed attempt leads to (see retryPlan). */
+export interface RetryPlan {
+  /** ms until the retry; -1 = the job fails for good. */
+  retryDelay: number;
+  /** The failed reason to store (the error's message, plus why it is not retried when a strategy is unknown). */
+  reason: string;
+  /** Attempts finished, this one included. */
+  made: number;
+  /** The last of several attempts failed (emits retries-exhausted). */
+  exhausted: boolean;
+}
+
+/**
+ * Decides what happens to a job whose attempt threw `err`: retried after its backoff while
+ * attempts remain and the error is not unrecoverable, otherwise failed for good.
+ */
+export function retryPlan(
+  job: { attemptsMade: number; opts: { attempts?: number; backoff?: unknown } },
+  err: Error,
+  strategies: Record<string, BackoffStrategy>,
+  fallback?: BackoffStrategy,
+): RetryPlan {
+  const attempts = Number(job.opts.attempts ?? 1);
+  const made = job.attemptsMade + 1;
+  let retryDelay = -1;
+  let reason = err.message;
+  const unrecoverable = err instanceof UnrecoverableError || err.name === 'UnrecoverableError';
+  if (!unrecoverable && made < attempts) {
+    let backoff;
+    try {
+      backoff = normalizeBackoff(job.opts.backoff);
+    } catch {
+      backoff = undefined;
+    }
+    const d = backoffDelay(backoff, made, err, job, strategies, fallback);
+    if (d === undefined) reason = `${reason} (unknown backoff strategy ${JSON.stringify(backoff?.type)}; not retried)`;
+    else retryDelay = d;
+  }
+  return { retryDelay, reason, made, exhausted: retryDelay < 0 && !unrecoverable && attempts > 1 && made >= attempts };
 }

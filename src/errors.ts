@@ -117,3 +117,17 @@ export function errorFromCode(code: number, op: string, jobId: string, queue = '
       return new EchoError('ERR_UNKNOWN', `${op}: unexpected reply ${code} for job ${JSON.stringify(jobId)}`);
   }
 }
+
+/** The error a cancelled attempt fails with: the cancel reason (unrecoverable stays so). */
+export function cancelError(reason: string, thrown: unknown): Error {
+  if (thrown instanceof Error && thrown.message === reason) return thrown;
+  if (thrown instanceof UnrecoverableError || (thrown instanceof Error && thrown.name === 'UnrecoverableError')) {
+    return new UnrecoverableError(reason);
+  }
+  return new Error(reason);
+}
+
+/** A processor's RateLimitError, also from another copy of the package (matched by name). */
+export function isRateLimitError(e: unknown): boolean {
+  return e instanceof RateLimitError || (e instanceof Error && e.name === 'RateLimitError');
+}

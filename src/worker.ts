@@ -4,9 +4,9 @@
  * blocks on the queue's wake list instead of polling; all leases are renewed in one call.
  */
 import { EventEmitter } from 'node:events';
-import { backoffDelay, normalizeBackoff, type BackoffStrategy } from './backoff.js';
+import { retryPlan, type BackoffStrategy } from './backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
-import { RateLimitError, StaleJobError, UnrecoverableError, errorFromCode } from './errors.js';
+import { RateLimitError, StaleJobError, cancelError, errorFromCode, isRateLimitError } from './errors.js';
 import { Job, type JobContext } from './job.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { DEFAULT_MAX_PAYLOAD } from './options.js';
@@ -109,6 +109,8 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   private idleWaiters: Array<() => void> = [];
   /** Jobs in settle calls still awaiting their reply (they stay in `running` until then). */
   private settling = 0;
+  /** Jobs per settle call before it goes out without waiting for the rest of the tick: half the concurrency. */
+  private readonly settleTarget!: number;
   private runningLoop: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private stopping = false;
@@ -138,6 +140,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       drainDelay: opts.drainDelay === undefined ? 5 : v.integerIn('drainDelay', opts.drainDelay, 1, 3600),
     };
     this.name = name;
+    this.settleTarget = Math.min(MAX_SETTLE_BATCH, Math.ceil(this.opts.concurrency / 2));
     this.processor = processor;
     this.keys = queueKeys(name, prefix);
     this.strategies = opts.backoffStrategies ?? {};
@@ -437,10 +440,6 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     void this.completeBatch(batch);
   }
 
-  /** Jobs per settle call before it goes out without waiting for the rest of the tick. */
-  private get settleTarget(): number {
-    return Math.min(MAX_SETTLE_BATCH, Math.max(1, Math.ceil(this.opts.concurrency / Number(process.env.SPLIT ?? 2))));
-  }
 
   private async completeBatch(batch: Array<{ run: Running; json: string; result: R | undefined }>): Promise<void> {
     const fetch = this.fetchCount() > 0 ? (this.pool ? 1 : batch.length) : 0;
@@ -481,28 +480,12 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
 
   private async settleFailed(run: Running, err: Error): Promise<void> {
     const job = run.job;
-    const attempts = Number((job.opts as { attempts?: number }).attempts ?? 1);
-    const made = job.attemptsMade + 1;
-    let retryDelay = -1;
-    let reason = err.message;
-    const unrecoverable = err instanceof UnrecoverableError || err.name === 'UnrecoverableError';
-    if (!unrecoverable && made < attempts) {
-      let backoff;
-      try {
-        backoff = normalizeBackoff(job.opts.backoff);
-      } catch {
-        backoff = undefined;
-      }
-      const d = backoffDelay(backoff, made, err, job, this.strategies, this.fallbackStrategy);
-      if (d === undefined) reason = `${reason} (unknown backoff strategy ${JSON.stringify(backoff?.type)}; not retried)`;
-      else retryDelay = d;
-    }
+    const { retryDelay, reason, made, exhausted } = retryPlan(job, err, this.strategies, this.fallbackStrategy);
     const stack = JSON.stringify([...job.stacktrace, err.stack ?? String(err)].slice(-10));
     const fetch = this.fetchCount();
     try {
       const reply = await scripts.fail(this.ctx, {
-        id: job.id, token: run.token, reason, stack, retryDelayMs: retryDelay,
-        exhausted: retryDelay < 0 && !unrecoverable && attempts > 1 && made >= attempts,
+        id: job.id, token: run.token, reason, stack, retryDelayMs: retryDelay, exhausted,
         fetch, leaseMs: this.opts.lockDuration,
       });
       this.afterSettle(run, reply, 'fail', () => {
@@ -612,19 +595,6 @@ function cancelRun(run: Running, reason: string): void {
   if (run.cancelled !== undefined) return;
   run.cancelled = reason;
   run.ac.abort(reason);
-}
-
-/** The error a cancelled attempt fails with: the cancel reason (unrecoverable stays so). */
-function cancelError(reason: string, thrown: unknown): Error {
-  if (thrown instanceof Error && thrown.message === reason) return thrown;
-  if (thrown instanceof UnrecoverableError || (thrown instanceof Error && thrown.name === 'UnrecoverableError')) {
-    return new UnrecoverableError(reason);
-  }
-  return new Error(reason);
-}
-
-function isRateLimitError(e: unknown): boolean {
-  return e instanceof RateLimitError || (e instanceof Error && e.name === 'RateLimitError');
 }
 
 function toError(e: unknown): Error {
