@@ -104,6 +104,18 @@ export const queueName = (value: unknown, field = 'queue name'): string => nonEm
  * Encodes job data or a return value as JSON, refusing what would not survive the round trip:
  * undefined at the top, functions, symbols, BigInt, cycles, and payloads over maxBytes.
  */
+/** A plain object whose own values are all strings, numbers, booleans, null or undefined. */
+function isFlatPlain(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const k of Object.keys(value)) {
+    const x = (value as Record<string, unknown>)[k];
+    const t = typeof x;
+    if (t !== 'string' && t !== 'number' && t !== 'boolean' && x !== null && x !== undefined) return false;
+  }
+  return true;
+}
+
 export function encodeJson(field: string, value: unknown, maxBytes: number): string {
   if (value === undefined) fail(field, 'a JSON-serialisable value', value);
   // null, booleans, finite numbers and short strings need no walk (the common return values).
@@ -114,7 +126,8 @@ export function encodeJson(field: string, value: unknown, maxBytes: number): str
   }
   let json: string | undefined;
   try {
-    json = JSON.stringify(value, (key, v) => {
+    // A plain object of scalars (the common job data) cannot hold what the walk refuses.
+    json = t === 'object' && isFlatPlain(value as object) ? JSON.stringify(value) : JSON.stringify(value, (key, v) => {
       const t = typeof v;
       if (t === 'function' || t === 'symbol' || t === 'bigint') {
         const where = key === '' ? field : `${field}.${key}`;
