@@ -64,6 +64,14 @@ export interface QueueEventsListener {
 
 /** Names this class emits itself; a stream entry with such a name is not re-emitted. */
 const RESERVED = new Set(['error', 'closed', 'newListener', 'removeListener']);
+
+/** The fields of a grouped entry that every job in it shares: those before the first job's. */
+const PER_JOB = new Set(['jobId', 'name', 'lane']);
+function sharedFields(first: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(first)) if (!PER_JOB.has(k)) out[k] = val;
+  return out;
+}
 const STREAM_ID = /^(\$|\d+(-\d+)?)$/;
 const READ_COUNT = 1000;
 
@@ -186,12 +194,30 @@ export class QueueEvents extends EventEmitter {
 
   private dispatch(id: string, fields: readonly string[]): void {
     let event = '';
-    const args: Record<string, unknown> = {};
+    let args: Record<string, unknown> = {};
+    // A bulk add writes the added events of its ready jobs as one entry (lib/newjob.lua): the
+    // shared fields, then jobId, name, lane per job. Each job is dispatched on its own, with
+    // the entry's id.
+    let shared: Record<string, unknown> | undefined;
     for (let i = 0; i + 1 < fields.length; i += 2) {
-      if (fields[i] === 'event') event = fields[i + 1];
-      else args[fields[i]] = fields[i + 1];
+      const f = fields[i];
+      if (f === 'event') {
+        event = fields[i + 1];
+        continue;
+      }
+      if (f === 'jobId' && 'jobId' in args) {
+        if (!event || RESERVED.has(event)) return;
+        shared ??= sharedFields(args);
+        this.dispatchOne(id, event, args);
+        args = { ...shared };
+      }
+      args[f] = fields[i + 1];
     }
     if (!event || RESERVED.has(event)) return;
+    this.dispatchOne(id, event, args);
+  }
+
+  private dispatchOne(id: string, event: string, args: Record<string, unknown>): void {
     if (event === 'completed' && typeof args.returnvalue === 'string') args.returnvalue = parseJson(args.returnvalue);
     if (event === 'progress' && typeof args.data === 'string') args.data = parseJson(args.data);
     try {

@@ -205,6 +205,43 @@ describe('core lifecycle', () => {
     expect(await q.getJobCounts('paused', 'waiting')).toEqual({ paused: 0, waiting: 0 });
   });
 
+  it('addBulk stores every job as a single add does, however the options change from job to job', async () => {
+    // add.lua gets each run of jobs with the same options as one option record (scripts.add):
+    // runs of one, runs of several, records repeated after another one, dedup ids and lifo.
+    const specs: Array<{ name: string; data: unknown; opts?: Record<string, unknown> }> = [
+      { name: 'a', data: 1 }, { name: 'a', data: 2 },
+      { name: 'p', data: 3, opts: { priority: 5, attempts: 3 } }, { name: 'p', data: 4, opts: { priority: 5, attempts: 3 } },
+      { name: 'a', data: 5 }, { name: 'p', data: 5.1, opts: { priority: 2 } }, { name: 'l', data: 5.2, opts: { lane: 'y' } },
+      { name: 'd', data: 5.3, opts: { delay: 30_000 } }, { name: 'k', data: 5.4, opts: { removeOnComplete: true } },
+      { name: 'l', data: 6, opts: { lane: 'x', removeOnComplete: 10, removeOnFail: { age: 60 } } },
+      { name: 'f', data: 7, opts: { lifo: true } },
+      { name: 'd', data: 8, opts: { delay: 60_000 } },
+      { name: 'u', data: 9, opts: { deduplication: { id: 'one' } } }, { name: 'u', data: 10, opts: { deduplication: { id: 'two' } } },
+      { name: 'c', data: 11, opts: { jobId: 'custom' } },
+      { name: 'a', data: 12 },
+    ];
+    const single = queue();
+    const bulk = queue();
+    const redis = client();
+    cleanup.push(() => redis.quit());
+    const one: Job[] = [];
+    for (const s of specs) one.push(await single.add(s.name, s.data, s.opts as never));
+    const many = await bulk.addBulk(specs as never);
+    expect(many.map((j) => j.id)).toEqual(one.map((j) => j.id));
+    const stable = (h: Record<string, string>) => {
+      const { ts: _ts, sq: _sq, ...rest } = h;
+      return rest;
+    };
+    for (const j of one) {
+      const a = await redis.hgetall(`${single.keys.jobBase}${j.id}`);
+      const b = await redis.hgetall(`${bulk.keys.jobBase}${j.id}`);
+      expect(stable(b)).toEqual(stable(a));
+    }
+    // and they come out in the same order
+    const order = async (q: Queue) => (await q.getJobs(['prioritized', 'waiting'], 0, -1, true)).map((j) => j.id);
+    expect(await order(bulk)).toEqual(await order(single));
+  });
+
   it('drain() removes ready jobs, drain(true) delayed ones too, active ones never', async () => {
     const q = queue();
     const hold = gate();

@@ -94,6 +94,39 @@ describe('QueueEvents', () => {
     expect(qe.lastEventId).toBe(ids[ids.length - 1]);
   });
 
+  it('a bulk add writes one entry for its ready jobs; each job still gets added and waiting, in order', async () => {
+    const name = qname('evbulk');
+    const q = queue(name);
+    const qe = events(name);
+    await qe.waitUntilReady();
+    const seen = record(qe, ['added', 'waiting', 'delayed', 'duplicated']);
+    await q.add('first', {}, { jobId: 'dup' });
+    const jobs = await q.addBulk([
+      { name: 'a', data: 1 },
+      { name: 'b', data: 2, opts: { lane: 'x' } },
+      { name: 'd', data: 3, opts: { delay: 60000 } },
+      { name: 'again', data: 4, opts: { jobId: 'dup' } },
+      { name: 'c', data: 5, opts: { priority: 3 } },
+    ]);
+    await waitFor(() => seen.filter((s) => s.event === 'added').length === 5, 5000, 'added events');
+    await waitFor(() => seen.some((s) => s.event === 'duplicated'), 5000, 'duplicated event');
+    const [a, b, d, , cj] = jobs;
+    const ofJob = (id: string) => seen.filter((s) => s.args?.jobId === id).map((s) => [s.event, s.args]);
+    expect(ofJob(a.id)).toEqual([['added', { jobId: a.id, name: 'a', lane: 'default', delay: '0' }], ['waiting', { jobId: a.id }]]);
+    expect(ofJob(b.id)).toEqual([['added', { jobId: b.id, name: 'b', lane: 'x', delay: '0' }], ['waiting', { jobId: b.id }]]);
+    expect(ofJob(cj.id)).toEqual([['added', { jobId: cj.id, name: 'c', lane: 'default', delay: '0' }], ['waiting', { jobId: cj.id }]]);
+    expect(ofJob(d.id).map(([e]) => e)).toEqual(['added', 'delayed']);
+    // the three ready jobs share one stream entry, in the order they were added
+    const bulk = seen.filter((s) => s.event === 'added' && s.args.jobId !== 'dup' && s.args.name !== 'd');
+    expect(bulk.map((s) => s.args.name)).toEqual(['a', 'b', 'c']);
+    expect(new Set(bulk.map((s) => s.id)).size).toBe(1);
+    const entries = await c.xrange(q.keys.events, '-', '+');
+    const grouped = entries.filter(([, f]) => f.filter((x) => x === 'jobId').length > 1);
+    expect(grouped).toHaveLength(1);
+    expect(grouped[0][1]).toEqual(['event', 'added', 'then', 'waiting', 'jobId', a.id, 'name', 'a', 'lane', 'default',
+      'jobId', b.id, 'name', 'b', 'lane', 'x', 'jobId', cj.id, 'name', 'c', 'lane', 'default']);
+  });
+
   it('emits delayed, removed, paused/resumed, lane pause, duplicated and stalled', async () => {
     const name = qname('ev2');
     const q = queue(name);
@@ -200,7 +233,9 @@ describe('QueueEvents', () => {
   it('caps the stream at streams.events.maxLen (approximate trim) and validates it', async () => {
     const name = qname('ev5');
     const q = queue(name, { streams: { events: { maxLen: 100 } } });
+    // A bulk add's ready jobs share an entry per script call; awaited single adds write one each.
     await q.addBulk(Array.from({ length: 1000 }, (_, i) => ({ name: 'j', data: i })));
+    for (let i = 0; i < 400; i++) await q.add('one', i);
     expect(await c.hget(q.keys.meta, 'evmax')).toBe('100');
     const len = await c.xlen(q.keys.events);
     // XADD MAXLEN ~ trims whole stream nodes (100 entries each by default), so the length

@@ -2,11 +2,13 @@
 -- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, laneBase, jobBase
 -- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
---   (id - 1) mod step names the shard), then 14 fields per job:
---   id ('' = next numeric id), name, data (JSON), opts (JSON), priority (integer 0..2097151),
---   lane, delay (ms as an integer string, '0' = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all),
---   keepCompletedAgeMs (0 = no age limit), keepFailedCount, keepFailedAgeMs,
---   dedupId ('' = none), dedupTtlMs (0 = simple mode: held while the job is live)
+--   (id - 1) mod step names the shard), [2] option record count m, then m option records of 11
+--   fields: opts (JSON), priority (integer 0..2097151), lane, delay (ms as an integer string,
+--   '0' = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all), keepCompletedAgeMs (0 = no
+--   age limit), keepFailedCount, keepFailedAgeMs, dedupId ('' = none), dedupTtlMs (0 = simple
+--   mode: held while the job is live); then 4 fields per job: id ('' = next numeric id), name,
+--   data (JSON), option record number (1..m). Jobs of a bulk mostly share their options: the
+--   caller sends each distinct run of options once, and a job costs 4 arguments, not 14.
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
 --   nothing is written but the event).
@@ -25,6 +27,21 @@ local now = nowMs()
 local out = {}
 local readyAdded = false
 
+-- Option records, parsed once each. '0' is by far the most common priority and delay: a string
+-- compare instead of strtod.
+local recs = {}
+local m = tonumber(ARGV[2])
+for r = 1, m do
+  local a = 3 + (r - 1) * 11
+  local p, d = ARGV[a + 1], ARGV[a + 3]
+  recs[r] = { opts = ARGV[a], prio = p == '0' and 0 or tonumber(p), lane = ARGV[a + 2],
+    delay = d == '0' and 0 or tonumber(d), lifo = ARGV[a + 4], kc = ARGV[a + 5], ka = ARGV[a + 6],
+    kfc = ARGV[a + 7], kfa = ARGV[a + 8], dd = ARGV[a + 9], ddTtl = ARGV[a + 10] }
+end
+local JOB0 = 3 + m * 11 -- the first job's first field
+local jobRec = {}
+for j = 0, n - 1 do jobRec[j] = recs[tonumber(ARGV[JOB0 + j * 4 + 3])] end
+
 -- Reserve in blocks what the batch needs: generated ids for jobs without a custom or dedup id
 -- (those are always created; a job with a dedup id takes one only if it is created), and
 -- arrival stamps for the ready jobs from the first one created on (a later job that turns out
@@ -34,10 +51,10 @@ local needIds = 0
 local fifoFrom, lifoFrom = {}, {} -- ready FIFO / LIFO jobs at index >= j
 local nf, nl = 0, 0
 for j = n - 1, 0, -1 do
-  local b = 2 + j * 14
-  if ARGV[b] == '' and ARGV[b + 12] == '' then needIds = needIds + 1 end
-  if ARGV[b + 6] == '0' then
-    if ARGV[b + 7] == '1' then nl = nl + 1 else nf = nf + 1 end
+  local rec = jobRec[j]
+  if ARGV[JOB0 + j * 4] == '' and rec.dd == '' then needIds = needIds + 1 end
+  if rec.delay == 0 then
+    if rec.lifo == '1' then nl = nl + 1 else nf = nf + 1 end
   end
   fifoFrom[j], lifoFrom[j] = nf, nl
 end
@@ -54,12 +71,14 @@ local function takeCounter()
   return redis.call('HINCRBY', K.meta, 'id', 1)
 end
 beginLaneBatch()
+beginAddedBatch()
 local spec = { held = 0 }
 
 for j = 0, n - 1 do
-  local b = 2 + j * 14
+  local b = JOB0 + j * 4
+  local rec = jobRec[j]
   local id = ARGV[b]
-  local dd = ARGV[b + 12]
+  local dd = rec.dd
   local holder
   if dd ~= '' then
     dedupSweep(now)
@@ -80,17 +99,15 @@ for j = 0, n - 1 do
     out[#out + 1] = 0
     emit('duplicated', 'jobId', id)
   else
-    if dd ~= '' then dedupTake(dd, id, tonumber(ARGV[b + 13]), now) end
-    if ARGV[b + 6] == '0' then
-      local lifo = ARGV[b + 7] == '1'
+    if dd ~= '' then dedupTake(dd, id, tonumber(rec.ddTtl), now) end
+    if rec.delay == 0 then
+      local lifo = rec.lifo == '1'
       reserveStamps(lifo, lifo and lifoFrom[j] or fifoFrom[j])
     end
     -- One table for every job of the call: createJob does not keep it.
-    spec.id, spec.name, spec.data, spec.opts = id, ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-    -- '0' is by far the most common priority and delay: a string compare instead of strtod.
-    local p, d = ARGV[b + 4], ARGV[b + 6]
-    spec.prio, spec.lane, spec.delay = p == '0' and 0 or tonumber(p), ARGV[b + 5], d == '0' and 0 or tonumber(d)
-    spec.lifo, spec.kc, spec.ka, spec.kfc, spec.kfa = ARGV[b + 7], ARGV[b + 8], ARGV[b + 9], ARGV[b + 10], ARGV[b + 11]
+    spec.id, spec.name, spec.data, spec.opts = id, ARGV[b + 1], ARGV[b + 2], rec.opts
+    spec.prio, spec.lane, spec.delay, spec.lifo = rec.prio, rec.lane, rec.delay, rec.lifo
+    spec.kc, spec.ka, spec.kfc, spec.kfa = rec.kc, rec.ka, rec.kfc, rec.kfa
     local state = createJob(spec, now)
     if state == 'w' then readyAdded = true end
     out[#out + 1] = id
@@ -98,5 +115,6 @@ for j = 0, n - 1 do
   end
 end
 flushLaneBatch()
+flushAddedBatch()
 if readyAdded then wake() end
 return out

@@ -86,13 +86,32 @@ function keepArgs([count, ageMs]: [number, number], dflt: KeepJobs): [number | '
   return [count === dflt.count ? '' : count, ageMs === 0 ? '' : ageMs];
 }
 
+/** Whether two jobs share every field of add.lua's option record. */
+function sameOptions(a: AddJobArgs, b: AddJobArgs): boolean {
+  return a.opts === b.opts && a.priority === b.priority && a.lane === b.lane && a.delay === b.delay && a.lifo === b.lifo
+    && a.keepCompleted[0] === b.keepCompleted[0] && a.keepCompleted[1] === b.keepCompleted[1]
+    && a.keepFailed[0] === b.keepFailed[0] && a.keepFailed[1] === b.keepFailed[1]
+    && (a.dedupId ?? '') === (b.dedupId ?? '') && (a.dedupTtl ?? 0) === (b.dedupTtl ?? 0);
+}
+
 export const scripts = {
   async add(ctx: ScriptContext, jobs: readonly AddJobArgs[]): Promise<Array<{ id: string; created: boolean }>> {
-    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length];
+    // add.lua takes each run of jobs with the same options as one option record, and 4
+    // arguments per job (id, name, data, record number): fewer arguments to encode and parse.
+    const records: Array<string | number> = [];
+    const perJob: Array<string | number> = [];
+    let prev: AddJobArgs | undefined;
+    let rec = 0;
     for (const j of jobs) {
-      args.push(j.id, j.name, j.data, j.opts, j.priority, j.lane, j.delay, j.lifo ? '1' : '0',
-        ...keepArgs(j.keepCompleted, DEFAULT_KEEP_COMPLETED), ...keepArgs(j.keepFailed, DEFAULT_KEEP_FAILED), j.dedupId ?? '', j.dedupTtl ?? 0);
+      if (!prev || !sameOptions(prev, j)) {
+        records.push(j.opts, j.priority, j.lane, j.delay, j.lifo ? '1' : '0',
+          ...keepArgs(j.keepCompleted, DEFAULT_KEEP_COMPLETED), ...keepArgs(j.keepFailed, DEFAULT_KEEP_FAILED), j.dedupId ?? '', j.dedupTtl ?? 0);
+        rec++;
+      }
+      perJob.push(j.id, j.name, j.data, rec);
+      prev = j;
     }
+    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, ...records, ...perJob];
     const r = (await raw.add(ctx, args)) as Array<string | number>;
     const out: Array<{ id: string; created: boolean }> = [];
     for (let i = 0; i < r.length; i += 2) out.push({ id: String(r[i]), created: Number(r[i + 1]) === 1 });

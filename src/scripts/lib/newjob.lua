@@ -20,6 +20,26 @@ local function placeJob(jk, id, lane, prio, delay, lifo, now)
   return 'w'
 end
 
+-- While a script adds jobs in bulk (add.lua), the added events of jobs ready at once are
+-- collected here and written as one stream entry by flushAddedBatch: 'event' 'added' 'then'
+-- 'waiting', then 'jobId' 'name' 'lane' for each job (QueueEvents emits added and waiting per
+-- job from it). One XADD per call instead of one per job: about a fifth of a bulk add's time
+-- in Redis.
+local addedBatch
+
+-- Per-call state of this file (see reset_common in lib/common.lua).
+local function reset_newjob()
+  addedBatch = nil
+end
+local function beginAddedBatch()
+  addedBatch = { 'then', 'waiting' }
+end
+local function flushAddedBatch()
+  local b = addedBatch
+  addedBatch = nil
+  if b and #b > 2 then emit('added', unpack(b)) end
+end
+
 -- Creates job j, which must not exist:
 --   j = { id, name, data, opts, prio (number), lane, delay (number, ms), lifo ('1'/'0'),
 --         kc, ka, kfc, kfa, extra (flat field/value list of more hash fields, or nil),
@@ -69,7 +89,18 @@ local function createJob(j, now)
     -- A job ready at once gets one entry for both events: 'then' tells readers (QueueEvents)
     -- to emit waiting right after added (and implies delay 0). One XADD per job, not two.
     enterLane(j.lane, j.prio, stamp .. j.id)
-    emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'then', 'waiting')
+    local b = addedBatch
+    if b then
+      local n = #b
+      b[n + 1], b[n + 2], b[n + 3], b[n + 4], b[n + 5], b[n + 6] = 'jobId', j.id, 'name', j.name, 'lane', j.lane
+      -- Lua passes at most a few thousand arguments: an entry holds up to 1,000 jobs.
+      if n + 6 >= 6002 then
+        flushAddedBatch()
+        beginAddedBatch()
+      end
+    else
+      emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'then', 'waiting')
+    end
     return state
   end
   emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', delayStr)
