@@ -125,6 +125,13 @@ describe('QueueEvents', () => {
     expect(grouped).toHaveLength(1);
     expect(grouped[0][1]).toEqual(['event', 'added', 'then', 'waiting', 'jobId', a.id, 'name', 'a', 'lane', 'default',
       'jobId', b.id, 'name', 'b', 'lane', 'x', 'jobId', cj.id, 'name', 'c', 'lane', 'default']);
+    // an entry holds at most 10 jobs: 25 ready jobs take 3 entries, every job still emitted once
+    const before = seen.length;
+    const more = await q.addBulk(Array.from({ length: 25 }, (_, i) => ({ name: `m${i}`, data: i })));
+    await waitFor(() => seen.length === before + 50, 5000, 'events of 25 more jobs');
+    expect(seen.slice(before).filter((s) => s.event === 'added').map((s) => s.args.jobId)).toEqual(more.map((j) => j.id));
+    const sizes = (await c.xrange(q.keys.events, '-', '+')).slice(-3).map(([, f]) => f.filter((x) => x === 'jobId').length);
+    expect(sizes).toEqual([10, 10, 5]);
   });
 
   it('emits delayed, removed, paused/resumed, lane pause, duplicated and stalled', async () => {

@@ -22,9 +22,10 @@ end
 
 -- While a script adds jobs in bulk (add.lua), the added events of jobs ready at once are
 -- collected here and written as one stream entry by flushAddedBatch: 'event' 'added' 'then'
--- 'waiting', then 'jobId' 'name' 'lane' for each job (QueueEvents emits added and waiting per
--- job from it). One XADD per call instead of one per job: about a fifth of a bulk add's time
--- in Redis.
+-- 'waiting', then 'jobId' 'name' 'lane' for each of up to ADDED_GROUP jobs (QueueEvents emits
+-- added and waiting per job from it). One XADD per 10 jobs instead of one per job: about a fifth
+-- of a bulk add's time in Redis.
+local ADDED_GROUP = 10
 local addedBatch
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
@@ -93,8 +94,9 @@ local function createJob(j, now)
     if b then
       local n = #b
       b[n + 1], b[n + 2], b[n + 3], b[n + 4], b[n + 5], b[n + 6] = 'jobId', j.id, 'name', j.name, 'lane', j.lane
-      -- Lua passes at most a few thousand arguments: an entry holds up to 1,000 jobs.
-      if n + 6 >= 6002 then
+      -- At most ADDED_GROUP jobs per entry: the stream's cap counts entries, so this bounds
+      -- what a grouped entry adds to the stream's size (10 jobs already save 90% of the XADDs).
+      if n + 6 >= 2 + ADDED_GROUP * 6 then
         flushAddedBatch()
         beginAddedBatch()
       end
