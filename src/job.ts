@@ -97,8 +97,11 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.#rawData = h.data;
     this.priority = Number(h.prio ?? 0);
     this.lane = h.lane ?? 'default';
-    // attempts 1 is not stored (options.ts storedOptions); job.opts shows it like BullMQ's.
+    // attempts 1 is not stored, nor are the options the hash has fields for (options.ts
+    // storedOptions); job.opts shows them like BullMQ's.
     this.opts = { attempts: 1, ...((parseJson(h.opts) as JobOptions) ?? {}), priority: this.priority, lane: this.lane };
+    if (h.delay !== undefined && h.delay !== '0') this.opts.delay = Number(h.delay);
+    if (h.lifo === '1') this.opts.lifo = true;
     const keepDone = retentionOption(h.kc, h.ka, DEFAULT_KEEP_COMPLETED);
     if (keepDone !== undefined) this.opts.removeOnComplete = keepDone;
     const keepFailed = retentionOption(h.kfc, h.kfa, DEFAULT_KEEP_FAILED);

@@ -128,6 +128,13 @@ export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOpti
   // again as removeOnComplete / removeOnFail (job.ts retentionOption). Not stored twice.
   delete s.removeOnComplete;
   delete s.removeOnFail;
+  // Likewise priority, lane, delay and lifo: the hash's prio/lane/delay/lifo fields, shown again
+  // by Job (job.ts). A job in a lane or with a priority then often stores no opts at all, and
+  // a worker parses no JSON for its options.
+  delete s.priority;
+  delete s.lane;
+  delete s.delay;
+  delete s.lifo;
   // No options at all: '' (the job hash then has no opts field; job.opts reads as {}).
   for (const _ in s) return JSON.stringify(s);
   return '';

@@ -235,6 +235,15 @@ export async function repairSchedulers(client: RedisClient, keys: QueueKeys, bud
   return advanced;
 }
 
+/** The template's options as given: the stored JSON plus those kept in their own fields. */
+function templateOptions(h: Record<string, string>, stored: unknown): JobOptions {
+  const opts: JobOptions = { ...(stored && typeof stored === 'object' ? (stored as JobOptions) : {}) };
+  if (h.prio && h.prio !== '0') opts.priority = Number(h.prio);
+  if (h.lane && h.lane !== 'default') opts.lane = h.lane;
+  if (h.lifo === '1') opts.lifo = true;
+  return opts;
+}
+
 function toJson(id: string, h: Record<string, string>): JobSchedulerJson {
   const num = (s: string | undefined) => (s === undefined || s === '' ? undefined : Number(s));
   const parse = (s: string | undefined) => {
@@ -246,7 +255,7 @@ function toJson(id: string, h: Record<string, string>): JobSchedulerJson {
   };
   const out: JobSchedulerJson = {
     key: id, id, name: h.name ?? id, iterationCount: Number(h.cnt ?? 0), next: Number(h.next ?? 0),
-    template: { data: parse(h.data), opts: (parse(h.opts) as JobOptions) ?? {} },
+    template: { data: parse(h.data), opts: templateOptions(h, parse(h.opts)) },
   };
   if (h.every) out.every = Number(h.every);
   if (h.pattern) out.pattern = h.pattern;

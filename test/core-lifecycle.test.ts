@@ -331,6 +331,29 @@ describe('core lifecycle', () => {
     }
   });
 
+  it('shows priority, lane, delay and lifo in job.opts from their hash fields (not in the opts JSON)', async () => {
+    const q = queue();
+    const redis = client();
+    cleanup.push(async () => redis.disconnect());
+    const cases: Array<[Record<string, unknown>, string | null]> = [
+      // [given options, the opts JSON stored]
+      [{ lane: 'x' }, null],
+      [{ priority: 4, lifo: true }, null],
+      [{ delay: 60_000, lane: 'y', attempts: 2 }, '{"attempts":2}'],
+      [{ priority: 1, backoff: { type: 'fixed', delay: 10 }, attempts: 3 }, '{"backoff":{"type":"fixed","delay":10},"attempts":3}'],
+    ];
+    for (const [given, stored] of cases) {
+      const [bulk] = await q.addBulk([{ name: 'o', data: {}, opts: given }]);
+      for (const job of [await q.add('o', {}, given), bulk]) {
+        for (const j of [job, (await q.getJob(job.id))!]) expect(j.opts, JSON.stringify(given)).toMatchObject(given);
+        const fetched = (await q.getJob(job.id))!;
+        expect(fetched.opts.lifo).toBe(given.lifo);
+        expect(fetched.opts.delay).toBe(given.delay);
+        expect(await redis.hget(q.keys.jobBase + job.id, 'opts')).toBe(stored);
+      }
+    }
+  });
+
   it('shows retention options in job.opts from the hash fields that hold them (stored once)', async () => {
     const q = queue();
     const redis = client();
