@@ -66,12 +66,16 @@ export async function readEvents(
     const page = await client.xrange(keys.events, `(${cursor}`, '+', 'COUNT', Math.min(PAGE, max - read));
     for (const [id, fields] of page) {
       let event = '';
-      let jobId = '';
+      const jobIds: string[] = [];
       for (let i = 0; i < fields.length; i += 2) {
         if (fields[i] === 'event') event = fields[i + 1];
-        else if (fields[i] === 'jobId') jobId = fields[i + 1];
+        else if (fields[i] === 'jobId') jobIds.push(fields[i + 1]);
       }
-      if (keep.has(event)) events.push({ event, jobId, ms: Number(id.slice(0, id.indexOf('-'))) });
+      if (!keep.has(event)) continue;
+      // An entry may hold the same event for several jobs (lib/common.lua emitJob): one each.
+      const ms = Number(id.slice(0, id.indexOf('-')));
+      if (jobIds.length === 0) events.push({ event, jobId: '', ms });
+      for (const jobId of jobIds) events.push({ event, jobId, ms });
     }
     read += page.length;
     if (page.length > 0) cursor = page[page.length - 1][0];

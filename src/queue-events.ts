@@ -65,13 +65,6 @@ export interface QueueEventsListener {
 /** Names this class emits itself; a stream entry with such a name is not re-emitted. */
 const RESERVED = new Set(['error', 'closed', 'newListener', 'removeListener']);
 
-/** The fields of a grouped entry that every job in it shares: those before the first job's. */
-const PER_JOB = new Set(['jobId', 'name', 'lane']);
-function sharedFields(first: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, val] of Object.entries(first)) if (!PER_JOB.has(k)) out[k] = val;
-  return out;
-}
 const STREAM_ID = /^(\$|\d+(-\d+)?)$/;
 const READ_COUNT = 1000;
 
@@ -194,27 +187,26 @@ export class QueueEvents extends EventEmitter {
 
   private dispatch(id: string, fields: readonly string[]): void {
     let event = '';
-    let args: Record<string, unknown> = {};
-    // A bulk add writes the added events of its ready jobs as one entry (lib/newjob.lua): the
-    // shared fields, then jobId, name, lane per job. Each job is dispatched on its own, with
-    // the entry's id.
-    let shared: Record<string, unknown> | undefined;
+    // An entry may hold the same event for several jobs (lib/common.lua emitJob): the fields
+    // before the first jobId are shared, each jobId starts the next job's fields. Each job is
+    // dispatched on its own, with the entry's id.
+    const shared: Record<string, unknown> = {};
+    let args = shared;
+    const jobs: Array<Record<string, unknown>> = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const f = fields[i];
-      if (f === 'event') {
-        event = fields[i + 1];
-        continue;
+      if (f === 'event') event = fields[i + 1];
+      else {
+        if (f === 'jobId') {
+          args = { ...shared };
+          jobs.push(args);
+        }
+        args[f] = fields[i + 1];
       }
-      if (f === 'jobId' && 'jobId' in args) {
-        if (!event || RESERVED.has(event)) return;
-        shared ??= sharedFields(args);
-        this.dispatchOne(id, event, args);
-        args = { ...shared };
-      }
-      args[f] = fields[i + 1];
     }
     if (!event || RESERVED.has(event)) return;
-    this.dispatchOne(id, event, args);
+    if (jobs.length === 0) this.dispatchOne(id, event, shared);
+    for (const job of jobs) this.dispatchOne(id, event, job);
   }
 
   private dispatchOne(id: string, event: string, args: Record<string, unknown>): void {

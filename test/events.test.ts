@@ -94,12 +94,12 @@ describe('QueueEvents', () => {
     expect(qe.lastEventId).toBe(ids[ids.length - 1]);
   });
 
-  it('a bulk add writes one entry for its ready jobs; each job still gets added and waiting, in order', async () => {
+  it('events of neighbouring jobs share entries, in order; each job still gets its own events', async () => {
     const name = qname('evbulk');
     const q = queue(name);
     const qe = events(name);
     await qe.waitUntilReady();
-    const seen = record(qe, ['added', 'waiting', 'delayed', 'duplicated']);
+    const seen = record(qe, ['added', 'waiting', 'delayed', 'duplicated', 'active', 'completed']);
     await q.add('first', {}, { jobId: 'dup' });
     const jobs = await q.addBulk([
       { name: 'a', data: 1 },
@@ -116,22 +116,37 @@ describe('QueueEvents', () => {
     expect(ofJob(b.id)).toEqual([['added', { jobId: b.id, name: 'b', lane: 'x', delay: '0' }], ['waiting', { jobId: b.id }]]);
     expect(ofJob(cj.id)).toEqual([['added', { jobId: cj.id, name: 'c', lane: 'default', delay: '0' }], ['waiting', { jobId: cj.id }]]);
     expect(ofJob(d.id).map(([e]) => e)).toEqual(['added', 'delayed']);
-    // the three ready jobs share one stream entry, in the order they were added
-    const bulk = seen.filter((s) => s.event === 'added' && s.args.jobId !== 'dup' && s.args.name !== 'd');
-    expect(bulk.map((s) => s.args.name)).toEqual(['a', 'b', 'c']);
-    expect(new Set(bulk.map((s) => s.id)).size).toBe(1);
-    const entries = await c.xrange(q.keys.events, '-', '+');
-    const grouped = entries.filter(([, f]) => f.filter((x) => x === 'jobId').length > 1);
-    expect(grouped).toHaveLength(1);
-    expect(grouped[0][1]).toEqual(['event', 'added', 'then', 'waiting', 'jobId', a.id, 'name', 'a', 'lane', 'default',
-      'jobId', b.id, 'name', 'b', 'lane', 'x', 'jobId', cj.id, 'name', 'c', 'lane', 'default']);
-    // an entry holds at most 10 jobs: 25 ready jobs take 3 entries, every job still emitted once
+    // The stream: a and b share an entry; d's events and the duplicate come between, as they
+    // happened; c starts a new entry.
+    const entries = (await c.xrange(q.keys.events, '-', '+')).slice(1).map(([, f]) => f);
+    expect(entries).toEqual([
+      ['event', 'added', 'then', 'waiting', 'jobId', a.id, 'name', 'a', 'lane', 'default', 'jobId', b.id, 'name', 'b', 'lane', 'x'],
+      ['event', 'added', 'jobId', d.id, 'name', 'd', 'lane', 'default', 'delay', '60000'],
+      expect.arrayContaining(['event', 'delayed', 'jobId', d.id]),
+      ['event', 'duplicated', 'jobId', 'dup'],
+      ['event', 'added', 'then', 'waiting', 'jobId', cj.id, 'name', 'c', 'lane', 'default'],
+    ]);
+    // An entry holds at most 10 jobs: 25 ready jobs take 3 entries, every job emitted once, in order.
     const before = seen.length;
     const more = await q.addBulk(Array.from({ length: 25 }, (_, i) => ({ name: `m${i}`, data: i })));
     await waitFor(() => seen.length === before + 50, 5000, 'events of 25 more jobs');
     expect(seen.slice(before).filter((s) => s.event === 'added').map((s) => s.args.jobId)).toEqual(more.map((j) => j.id));
     const sizes = (await c.xrange(q.keys.events, '-', '+')).slice(-3).map(([, f]) => f.filter((x) => x === 'jobId').length);
     expect(sizes).toEqual([10, 10, 5]);
+    // Claims and settles group their active and completed events the same way.
+    await c.del(q.keys.events);
+    const w = worker(name, async (j) => j.data, { concurrency: 40 });
+    await waitFor(() => seen.filter((s) => s.event === 'completed').length === 29, 10000, 'completions');
+    await w.close();
+    const done = seen.filter((s) => s.event === 'completed');
+    const data = new Map<string, unknown>([['dup', {}], ...[a, b, cj, ...more].map((j) => [j.id, j.data] as [string, unknown])]);
+    expect(done.map((s) => s.args.jobId).sort()).toEqual([...data.keys()].sort());
+    for (const s of done) expect(s.args).toEqual({ jobId: s.args.jobId, returnvalue: data.get(s.args.jobId), prev: 'active' });
+    for (const s of seen.filter((x) => x.event === 'active')) expect(Object.keys(s.args).sort()).toEqual(['jobId', 'prev']);
+    const raw = await c.xrange(q.keys.events, '-', '+');
+    const perEntry = (ev: string) => raw.filter(([, f]) => f[1] === ev).map(([, f]) => f.filter((x) => x === 'jobId').length);
+    expect(Math.max(...perEntry('active'))).toBeGreaterThan(1);
+    expect(Math.max(...perEntry('active'), ...perEntry('completed'))).toBeLessThanOrEqual(10);
   });
 
   it('emits delayed, removed, paused/resumed, lane pause, duplicated and stalled', async () => {

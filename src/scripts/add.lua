@@ -71,7 +71,6 @@ local function takeCounter()
   return redis.call('HINCRBY', K.meta, 'id', 1)
 end
 beginLaneBatch()
-beginAddedBatch()
 local spec = { held = 0 }
 
 for j = 0, n - 1 do
@@ -115,6 +114,5 @@ for j = 0, n - 1 do
   end
 end
 flushLaneBatch()
-flushAddedBatch()
 if readyAdded then wake() end
 return out

@@ -22,6 +22,8 @@
 --!include lib/flow.lua
 
 local MAX_SETTLE = 1000
+-- Shared fields of the completed events of a settle (emitJob in lib/common.lua).
+local PREV_ACTIVE = { 'prev', 'active' }
 local m = (#ARGV - 3) / 3
 if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs per call') end
 local maxEv = tonumber(ARGV[3])
@@ -59,9 +61,9 @@ for i = 0, m - 1 do
       releaseActiveLater(f[3])
     end
     if #rv <= maxEv then
-      emit('completed', 'jobId', id, 'returnvalue', rv, 'prev', 'active')
+      emitJob('completed', PREV_ACTIVE, 'jobId', id, 'returnvalue', rv)
     else
-      emit('completed', 'jobId', id, 'prev', 'active', 'truncated', '1')
+      emitJob('completed', PREV_ACTIVE, 'jobId', id, 'truncated', '1')
     end
     if f[7] then flowSettled(jk, id, 'c', rv, now) end -- flows: tell the parent (lib/flow.lua)
     recordFinishedLater(K.completed, id, keep, keepAge, now, nowStr, trims)

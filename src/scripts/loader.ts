@@ -10,7 +10,8 @@
  *   not on every call as with EVAL, which saves Redis about 4 µs per call of the larger scripts.
  *   Each transition is a `do … end` block with its own `KEYS`/`ARGV` locals, its own copy of
  *   the shared code, and a registered function that sets them, resets the shared files' per-call
- *   state (their `reset_<file>` functions) and runs the transition's body.
+ *   state (their `reset_<file>` functions), runs the transition's body and then the shared
+ *   files' `finish_<file>` functions (lib/common.lua writes its pending event entry there).
  *
  * The header is the single source of the key order in both forms.
  */
@@ -72,6 +73,8 @@ interface Parts {
   body: string;
   /** reset_<file> functions defined by the included files. */
   resets: string[];
+  /** finish_<file> functions defined by the included files, run after the body returns. */
+  finishes: string[];
 }
 
 function readParts(name: string): Parts {
@@ -81,7 +84,14 @@ function readParts(name: string): Parts {
   const libs = resolveIncludes(includes, new Set());
   const body = raw.replace(INCLUDE, '');
   const resets = [...libs.matchAll(/^local function (reset_\w+)\(\)/gm)].map((m) => m[1]);
-  return { keys, libs: bindKeys(libs, keys), body: bindKeys(body, keys), resets };
+  const finishes = [...libs.matchAll(/^local function (finish_\w+)\(\)/gm)].map((m) => m[1]);
+  return { keys, libs: bindKeys(libs, keys), body: bindKeys(body, keys), resets, finishes };
+}
+
+/** Runs the body as a function, then the finish_<file> functions, and returns its reply. */
+function runBody(parts: Parts, indent: string): string[] {
+  if (parts.finishes.length === 0) return [`${indent}return __main()`];
+  return [`${indent}local reply = __main()`, ...parts.finishes.map((f) => `${indent}${f}()`), `${indent}return reply`];
 }
 
 let libraryCache: { name: string; source: string; tag: string } | undefined;
@@ -110,7 +120,7 @@ export function loadLibrary(): { name: string; source: string; tag: string } {
       `redis.register_function('emq_${tag}_${name}', function(keys, args)`,
       '  KEYS, ARGV = keys, args',
       ...parts.resets.map((r) => `  ${r}()`),
-      '  return __main()',
+      ...runBody(parts, '  '),
       'end)',
       'end',
     );
@@ -124,9 +134,10 @@ const cache = new Map<string, LuaScript>();
 export function loadScript(name: string): LuaScript {
   const hit = cache.get(name);
   if (hit) return hit;
-  const raw = readFileSync(join(DIR, `${name}.lua`), 'utf8');
-  const keys = parseKeysHeader(name, raw);
-  const source = bindKeys(resolveIncludes(raw, new Set()), keys);
+  const parts = readParts(name);
+  const keys = parts.keys;
+  // The same shape as a library block: shared code, the body as a function, its finishes.
+  const source = [parts.libs, 'local function __main()', parts.body, 'end', ...runBody(parts, '')].join('\n');
   const sha = createHash('sha1').update(source).digest('hex');
   const functionName = LIBRARY_TRANSITIONS.includes(name) ? `emq_${loadLibrary().tag}_${name}` : undefined;
   const script = { name, keys, source, sha, functionName };

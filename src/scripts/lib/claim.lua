@@ -10,6 +10,8 @@
 --     K = min(weight, depth, limit headroom, rate headroom) jobs by ZPOPMIN. A lane that stops
 --     being serviceable is dropped from the tail with RPOP: O(1) in the number of lanes.
 local PROMOTE_BATCH = 200
+-- Shared fields of the active events of claimed jobs (emitJob in lib/common.lua).
+local PREV_WAITING = { 'prev', 'waiting' }
 local READMIT_BATCH = 100
 -- Value of the global rate counter while worker.rateLimit(ms) blocks the queue (2^50).
 local RATE_BLOCK = 1125899906842624
@@ -228,7 +230,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
         if popped[i + 1] ~= '0' then prioServed = prioServed + 1 end
         out[#out + 1] = id
         out[#out + 1] = activate(jk, nowStr)
-        emit('active', 'jobId', id, 'prev', 'waiting')
+        emitJob('active', PREV_WAITING, 'jobId', id)
       end
       if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
       got = got + served
