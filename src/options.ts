@@ -113,29 +113,28 @@ export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJo
 }
 
 /**
- * The options stored with the job (what job.opts shows): only what the user set, without the
- * retention options (stored as their own fields); '' for none.
+ * Options the job hash holds in fields of their own, which Job shows again in job.opts: not
+ * repeated in the stored JSON. attempts and backoff are stored normalised.
+ */
+const OWN_FIELD = new Set(['priority', 'lane', 'delay', 'lifo', 'removeOnComplete', 'removeOnFail', 'attempts', 'backoff']);
+
+/**
+ * The options stored with the job as JSON (what job.opts shows besides the hash's own fields):
+ * what the user set, without the options that have fields of their own (retention: kc/ka/kfc/
+ * kfa, which the scripts read; priority, lane, delay, lifo), attempts when not the default 1,
+ * the normalised backoff and the trace context of the add (src/tracing.ts, read by the
+ * worker's process span). '' for none, so the hash then has no opts field.
  */
 export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOptions, telemetry?: object): string {
-  const s: Record<string, unknown> = { ...(user ?? {}) };
-  // Trace context of the add (src/tracing.ts), read by the worker's process span.
-  if (telemetry) s.telemetry = telemetry;
-  // attempts 1 is the default: left out, like every option the user did not set.
-  if (n.attempts !== 1) s.attempts = n.attempts;
-  else delete s.attempts;
-  if (n.backoff) s.backoff = n.backoff;
-  // Retention lives in the job hash's kc/ka/kfc/kfa fields, which the scripts read; Job shows it
-  // again as removeOnComplete / removeOnFail (job.ts retentionOption). Not stored twice.
-  delete s.removeOnComplete;
-  delete s.removeOnFail;
-  // Likewise priority, lane, delay and lifo: the hash's prio/lane/delay/lifo fields, shown again
-  // by Job (job.ts). A job in a lane or with a priority then often stores no opts at all, and
-  // a worker parses no JSON for its options.
-  delete s.priority;
-  delete s.lane;
-  delete s.delay;
-  delete s.lifo;
-  // No options at all: '' (the job hash then has no opts field; job.opts reads as {}).
-  for (const _ in s) return JSON.stringify(s);
-  return '';
+  // Built up only from what is kept (no copy-then-delete): this runs once per added job.
+  let s: Record<string, unknown> | undefined;
+  if (user) {
+    for (const k in user) {
+      if (!OWN_FIELD.has(k)) (s ??= {})[k] = (user as Record<string, unknown>)[k];
+    }
+  }
+  if (telemetry) (s ??= {}).telemetry = telemetry;
+  if (n.attempts !== 1) (s ??= {}).attempts = n.attempts;
+  if (n.backoff) (s ??= {}).backoff = n.backoff;
+  return s === undefined ? '' : JSON.stringify(s);
 }

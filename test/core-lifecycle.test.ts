@@ -340,7 +340,7 @@ describe('core lifecycle', () => {
       [{ lane: 'x' }, null],
       [{ priority: 4, lifo: true }, null],
       [{ delay: 60_000, lane: 'y', attempts: 2 }, '{"attempts":2}'],
-      [{ priority: 1, backoff: { type: 'fixed', delay: 10 }, attempts: 3 }, '{"backoff":{"type":"fixed","delay":10},"attempts":3}'],
+      [{ priority: 1, backoff: { type: 'fixed', delay: 10 }, attempts: 3 }, '{"attempts":3,"backoff":{"type":"fixed","delay":10}}'],
     ];
     for (const [given, stored] of cases) {
       const [bulk] = await q.addBulk([{ name: 'o', data: {}, opts: given }]);

@@ -120,17 +120,20 @@ describe('QueueEvents', () => {
     // happened; c starts a new entry.
     const entries = (await c.xrange(q.keys.events, '-', '+')).slice(1).map(([, f]) => f);
     expect(entries).toEqual([
-      ['event', 'added', 'then', 'waiting', 'jobId', a.id, 'name', 'a', 'lane', 'default', 'jobId', b.id, 'name', 'b', 'lane', 'x'],
+      // the first job's name and lane are shared; a later job writes those that differ
+      ['event', 'added', 'then', 'waiting', 'name', 'a', 'lane', 'default', 'jobId', a.id, 'jobId', b.id, 'name', 'b', 'lane', 'x'],
       ['event', 'added', 'jobId', d.id, 'name', 'd', 'lane', 'default', 'delay', '60000'],
       expect.arrayContaining(['event', 'delayed', 'jobId', d.id]),
       ['event', 'duplicated', 'jobId', 'dup'],
-      ['event', 'added', 'then', 'waiting', 'jobId', cj.id, 'name', 'c', 'lane', 'default'],
+      ['event', 'added', 'then', 'waiting', 'name', 'c', 'lane', 'default', 'jobId', cj.id],
     ]);
     // An entry holds at most 10 jobs: 25 ready jobs take 3 entries, every job emitted once, in order.
     const before = seen.length;
     const more = await q.addBulk(Array.from({ length: 25 }, (_, i) => ({ name: `m${i}`, data: i })));
     await waitFor(() => seen.length === before + 50, 5000, 'events of 25 more jobs');
-    expect(seen.slice(before).filter((s) => s.event === 'added').map((s) => s.args.jobId)).toEqual(more.map((j) => j.id));
+    const moreAdded = seen.slice(before).filter((s) => s.event === 'added');
+    expect(moreAdded.map((s) => s.args.jobId)).toEqual(more.map((j) => j.id));
+    expect(moreAdded.map((s) => s.args)).toEqual(more.map((j) => ({ jobId: j.id, name: j.name, lane: 'default', delay: '0' })));
     const sizes = (await c.xrange(q.keys.events, '-', '+')).slice(-3).map(([, f]) => f.filter((x) => x === 'jobId').length);
     expect(sizes).toEqual([10, 10, 5]);
     // Claims and settles group their active and completed events the same way.

@@ -61,9 +61,9 @@ for i = 0, m - 1 do
       releaseActiveLater(f[3])
     end
     if #rv <= maxEv then
-      emitJob('completed', PREV_ACTIVE, 'jobId', id, 'returnvalue', rv)
+      emitJob('completed', PREV_ACTIVE, id, 'returnvalue', rv)
     else
-      emitJob('completed', PREV_ACTIVE, 'jobId', id, 'truncated', '1')
+      emitJob('completed', PREV_ACTIVE, id, 'truncated', '1')
     end
     if f[7] then flowSettled(jk, id, 'c', rv, now) end -- flows: tell the parent (lib/flow.lua)
     recordFinishedLater(K.completed, id, keep, keepAge, now, nowStr, trims)

@@ -230,7 +230,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
         if popped[i + 1] ~= '0' then prioServed = prioServed + 1 end
         out[#out + 1] = id
         out[#out + 1] = activate(jk, nowStr)
-        emitJob('active', PREV_WAITING, 'jobId', id)
+        emitJob('active', PREV_WAITING, id)
       end
       if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
       got = got + served

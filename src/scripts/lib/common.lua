@@ -41,11 +41,11 @@ end
 -- shared fields, then each job's fields, each job's starting with 'jobId' — up to EVENT_GROUP
 -- jobs. Any other event, and the end of the call (finish_common, run by the loader after
 -- every transition), writes the pending entry first, so entries keep the order in which the
--- events happened. One XADD per 10 jobs instead of one per job; readers split an entry at each
--- 'jobId' (QueueEvents, metrics.ts readEvents; docs/events.md). 10 keeps an entry small (the
--- cap counts entries) and saves nearly all of the per-job XADD time.
+-- events happened. One XADD per 10 jobs instead of one per job; readers give each job the
+-- shared fields, then its own (QueueEvents, metrics.ts readEvents; docs/events.md). 10 keeps an
+-- entry small (the cap counts entries) and saves nearly all of the per-job XADD time.
 local EVENT_GROUP = 10
-local group, groupKind, groupShared, groupJobs
+local group, groupKind, groupShared, groupJobs, groupFirst
 
 local function flushEvents()
   local g = group
@@ -62,9 +62,11 @@ local function emit(event, ...)
 end
 
 -- An event about one job that may share an entry with its neighbours (see above). shared: the
--- event's fields common to the jobs, a table made once; ...: 'jobId', id and the job's own
--- fields.
-local function emitJob(event, shared, ...)
+-- event's fields common to all jobs, a table made once; id: the job; ...: the job's own fields
+-- as name, value pairs. With shared.inherit, every job of the event has the same own fields:
+-- the first job's values go among the shared fields, and a later job writes only the values
+-- that differ from them (in a bulk add, names and lanes mostly repeat).
+local function emitJob(event, shared, id, ...)
   if not evmax then evmax = redis.call('HGET', K.meta, 'evmax') or '10000' end
   if evmax == '0' then return end
   local g = group
@@ -72,14 +74,31 @@ local function emitJob(event, shared, ...)
     flushEvents()
     g = nil
   end
-  if not g then
+  local n
+  if g then
+    n = #g
+  else
     g = {}
     for i = 1, #shared do g[i] = shared[i] end
+    n = #shared
+    groupFirst = nil
+    if shared.inherit then
+      groupFirst = { ... }
+      for i = 1, #groupFirst do g[n + i] = groupFirst[i] end
+      n = n + #groupFirst
+    end
     group, groupKind, groupShared, groupJobs = g, event, shared, 0
   end
-  local n = #g
-  local own = { ... }
-  for i = 1, #own do g[n + i] = own[i] end
+  g[n + 1], g[n + 2] = 'jobId', id
+  n = n + 2
+  local first = groupFirst
+  for i = 1, select('#', ...), 2 do
+    local f, v = select(i, ...)
+    if not first or first[i + 1] ~= v then
+      g[n + 1], g[n + 2] = f, v
+      n = n + 2
+    end
+  end
   groupJobs = groupJobs + 1
 end
 

@@ -22,7 +22,7 @@ end
 
 -- The shared fields of an added event of a job ready at once (one entry for both events, see
 -- createJob; grouped with its neighbours by emitJob in lib/common.lua).
-local THEN_WAITING = { 'then', 'waiting' }
+local THEN_WAITING = { 'then', 'waiting', inherit = true }
 
 -- Creates job j, which must not exist:
 --   j = { id, name, data, opts, prio (number), lane, delay (number, ms), lifo ('1'/'0'),
@@ -73,7 +73,7 @@ local function createJob(j, now)
     -- A job ready at once gets one entry for both events: 'then' tells readers (QueueEvents)
     -- to emit waiting right after added (and implies delay 0). One XADD per job, not two.
     enterLane(j.lane, j.prio, stamp .. j.id)
-    emitJob('added', THEN_WAITING, 'jobId', j.id, 'name', j.name, 'lane', j.lane)
+    emitJob('added', THEN_WAITING, j.id, 'name', j.name, 'lane', j.lane)
     return state
   end
   emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', delayStr)
