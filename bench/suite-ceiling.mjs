@@ -81,8 +81,11 @@ async function echomqComplete() {
   const { loadScript } = await import(new URL('./scripts/loader.js', ECHOMQ_MODULE).href);
   const script = loadScript('complete');
   const raw = readFileSync(fileURLToPath(new URL('./scripts/complete.lua', ECHOMQ_MODULE)), 'utf8');
+  // The loader runs the body as a function after the shared code (`local function __main()`);
+  // builds before that inlined it: cut at its first line of code.
+  const wrapped = script.source.lastIndexOf('\nlocal function __main()');
   const first = raw.split('\n').find((l) => l.trim() !== '' && !l.startsWith('--'));
-  const cut = script.source.lastIndexOf(first);
+  const cut = wrapped >= 0 ? wrapped : script.source.lastIndexOf(first);
   // The header's ARGV list, "[1] … [6] …", may span lines: the highest index is the count.
   const header = raw.slice(raw.indexOf('-- ARGV:'), raw.indexOf('-- Returns:'));
   const argv = Math.max(...[...header.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])));
