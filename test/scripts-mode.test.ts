@@ -28,15 +28,27 @@ async function stats(): Promise<Record<string, number>> {
   return out;
 }
 
-/** Adds n jobs and waits until a worker has processed all of them. */
+/** Jobs named by the queue's stream entries of one event (an entry may name several). */
+async function events(q: Queue, event: string): Promise<number> {
+  const entries = await q.client.xrange(q.keys.events, '-', '+');
+  return entries.filter(([, f]) => f[1] === event).reduce((n, [, f]) => n + f.filter((x) => x === 'jobId').length, 0);
+}
+
+/** Adds n jobs one by one and n in bulk, and waits until a worker has processed all of them. */
 async function roundTrip(url: string, name: string, n: number): Promise<void> {
   const q = new Queue(name, { connection: url });
   const seen: number[] = [];
   const w = new Worker(name, async (job) => void seen.push(job.data.i), { connection: url });
   try {
     for (let i = 0; i < n; i++) await q.add('x', { i });
-    await waitFor(() => seen.length === n, 5000, `${n} jobs processed`);
-    expect(seen).toEqual(Array.from({ length: n }, (_, i) => i));
+    await q.addBulk(Array.from({ length: n }, (_, i) => ({ name: 'x', data: { i: n + i } })));
+    await waitFor(() => seen.length === 2 * n, 5000, `${2 * n} jobs processed`);
+    expect(seen).toEqual(Array.from({ length: 2 * n }, (_, i) => i));
+    // Every job's events reached the stream in this mode too, shared entries included (they are
+    // written when the transition's body returns: the loader's finish step).
+    await waitFor(async () => (await events(q, 'completed')) === 2 * n, 5000, 'completed events');
+    expect(await events(q, 'added')).toBe(2 * n);
+    expect(await events(q, 'active')).toBe(2 * n);
   } finally {
     await w.close();
     await q.close();
