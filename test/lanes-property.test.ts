@@ -91,7 +91,8 @@ describe('lane bookkeeping under random operations', () => {
       const head = rest[0];
       for (const j of claimed) {
         const prio = Number(field(j, 'prio'));
-        const member = field(j, 'sq') + j.id;
+        // The arrival stamp stays in the job hash (the claim's reply leaves it out).
+        const member = (await c.hget(ctx.keys.jobBase + j.id, 'sq')) + j.id;
         const before = prio < head.score || (prio === head.score && member < head.member);
         expect(before, `claimed ${member}@${prio} of ${name} but ${head.member}@${head.score} is still ahead`).toBe(true);
       }

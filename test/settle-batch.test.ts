@@ -154,6 +154,12 @@ describe('worker settles in batches', () => {
     });
     const expected = Array.from({ length: 60 }, (_, i) => i).sort((x, y) => (x % 3) - (y % 3) || x - y).slice(0, 50);
     expect(order).toEqual(expected);
+    // Each job comes back as written, without the fields a worker does not read (st, sq).
+    const [first] = claimed.jobs;
+    expect(first.fields.filter((_, i) => i % 2 === 0).sort()).toEqual(['att', 'data', 'lane', 'name', 'pOn', 'ts']);
+    const stored = await admin.hgetall(q.keys.jobBase + first.id);
+    expect(stored).toMatchObject({ st: 'a', att: '1', pOn: first.fields[first.fields.indexOf('pOn') + 1] });
+    expect(stored.sq).toMatch(/^[0-9a-f]{14}$/);
   });
 
   it('still rotates two lanes of weight 1 job by job in a claim of many', async () => {

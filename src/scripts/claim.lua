@@ -3,7 +3,8 @@
 -- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, rate, laneBase, jobBase, lrateBase, lcfg
 -- ARGV: [1] n (jobs wanted), [2] lease (ms)
 -- Returns: {claimed, wakeInMs, id1, fields1, id2, fields2, ...}; fields is the job hash as a
---   flat field/value list; its `att` is the fencing token. wakeInMs: when nothing was claimed,
+--   flat field/value list, without st and sq (lib/claim.lua activate); its `att` is the fencing
+--   token, its `pOn` the claim time. wakeInMs: when nothing was claimed,
 --   ms until delayed or rate-limited work becomes ready (-1 none, or while jobs were claimed).
 -- Errors: none.
 -- Events: active per job, waiting per promoted delayed job, drained when the last ready job

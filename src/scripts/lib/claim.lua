@@ -101,36 +101,28 @@ local function nextWakeAt(meta)
   return t
 end
 
--- Marks a claimed job active in one write and returns its hash as a flat list, patched to
--- what was written (att = the new fencing token, st, pOn), so no second read is needed.
--- nowStr: the claim time as an integer string. Numbers handed to redis.call are formatted
--- with %.14g each time, so the strings are made here, once, with integer formats.
+-- Marks a claimed job active in one write and returns its hash as a flat list for the worker:
+-- as written (att = the new fencing token, pOn = the claim time), without the fields a worker
+-- does not read (st, which is 'a', and the arrival stamp sq): fewer strings to convert in the
+-- reply and to parse in Node. nowStr: the claim time as an integer string. Numbers handed to
+-- redis.call are formatted with %.14g each time, so the strings are made here, once, with
+-- integer formats.
 local function activate(jk, nowStr)
   local h = redis.call('HGETALL', jk)
-  local att, hasAtt, hasPOn = '1', false, false
+  local out, n = {}, 0
+  local att = '1'
   for i = 1, #h, 2 do
     local k = h[i]
     if k == 'att' then
       att = string.format('%d', tonumber(h[i + 1]) + 1)
-      h[i + 1] = att
-      hasAtt = true
-    elseif k == 'st' then
-      h[i + 1] = 'a'
-    elseif k == 'pOn' then
-      h[i + 1] = nowStr
-      hasPOn = true
+    elseif k ~= 'st' and k ~= 'sq' and k ~= 'pOn' then
+      out[n + 1], out[n + 2] = k, h[i + 1]
+      n = n + 2
     end
   end
-  if not hasAtt then
-    h[#h + 1] = 'att'
-    h[#h + 1] = '1'
-  end
-  if not hasPOn then
-    h[#h + 1] = 'pOn'
-    h[#h + 1] = nowStr
-  end
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 'att', att, 'pOn', nowStr
   redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr)
-  return h
+  return out
 end
 
 -- Claims up to n jobs; appends {id, fields} pairs to out. Returns jobs claimed and, when none,
