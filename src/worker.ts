@@ -13,8 +13,9 @@ import { DEFAULT_MAX_PAYLOAD } from './options.js';
 import { scripts, type ClaimReply, type ClaimedJob } from './scripts/index.js';
 import * as v from './validate.js';
 import { traceProcess, tracingAvailable } from './tracing.js';
-import { advanceScheduler, repairSchedulers } from './schedulers.js';
+import { advanceScheduler } from './schedulers.js';
 import { drainOutbox, mayWriteOutbox } from './flows.js';
+import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
 import type { SlotPool } from './sharded-worker.js';
 
 export type Processor<D = any, R = any, N extends string = string> = (
@@ -67,24 +68,13 @@ export interface WorkerOptions {
 /** @internal Filled by sharded-worker.ts (a static import would be a cycle): builds a sharded worker. */
 export const shardedWorkerFactory: { create?: (name: string, processor: Processor, opts: WorkerOptions) => Worker } = {};
 
-interface Running {
-  job: Job;
-  token: string;
-  ac: AbortController;
-  lost: boolean;
-  /** Set by cancelJob: the reason the job's attempt fails with. */
-  cancelled?: string;
-}
-
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
 const RATE_BLOCK = 2 ** 50;
 /** Largest limiter.max (stays far below RATE_BLOCK). */
 const MAX_RATE = 1_000_000_000;
 
-const STALL_BATCH = 100;
 /** Most completed jobs settled by one call (complete.lua takes up to 1000). */
 const MAX_SETTLE_BATCH = 200;
-const MAX_STALL_BATCHES = 10;
 
 export class Worker<D = any, R = any, N extends string = string> extends EventEmitter {
   // `!`: with `shards > 1` the constructor returns a ShardedWorker instead of assigning these.
@@ -523,21 +513,10 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     this.pool?.released(this);
   }
 
-  /** Renews every running job's lease in one call; jobs whose lease is gone are aborted. */
+  /** Renews every running job's lease in one call (worker-upkeep.ts). */
   private async renewLeases(): Promise<void> {
-    if (this.running.size === 0) return;
-    const jobs = [...this.running.values()].filter((r) => !r.lost).map((r) => ({ id: r.job.id, token: r.token }));
-    if (jobs.length === 0) return;
     try {
-      const lost = await scripts.extendLeases(this.ctx, { leaseMs: this.opts.lockDuration, jobs });
-      for (const id of lost) {
-        const run = this.running.get(id);
-        if (!run || run.lost) continue;
-        run.lost = true;
-        const err = new StaleJobError(id, 'extendLeases');
-        run.ac.abort(err);
-        this.reportError(err);
-      }
+      await renewLeases(this.ctx, this.running, this.opts.lockDuration, (err) => this.reportError(err));
     } catch (err) {
       this.reportError(err);
     }
@@ -548,18 +527,11 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     if (!this.stopping) this.reportError(err);
   }
 
-  /** The bounded stall sweep: expired leases go back to their lane or fail. */
+  /** The bounded stall sweep (worker-upkeep.ts). */
   private async sweepStalled(): Promise<void> {
     if (this.stopping) return;
     try {
-      for (let i = 0; i < MAX_STALL_BATCHES; i++) {
-        const r = await scripts.recover(this.ctx, { maxStalledCount: this.opts.maxStalledCount, batch: STALL_BATCH });
-        for (const id of r.requeued) this.emit('stalled', id, 'active');
-        for (const id of r.failed) this.emit('stalled', id, 'active');
-        if (r.requeued.length + r.failed.length < STALL_BATCH) break;
-      }
-      await drainOutbox(this.ctx.client, this.keys); // flow outcomes left by a crash (flows.ts)
-      await repairSchedulers(this.ctx.client, this.keys); // scheduler slots a crash left unmade
+      await sweepStalled(this.ctx, this.opts.maxStalledCount, (id) => this.emit('stalled', id, 'active'));
     } catch (err) {
       if (!this.stopping) this.reportError(err);
     }
