@@ -64,7 +64,6 @@ export interface QueueEventsListener {
 
 /** Names this class emits itself; a stream entry with such a name is not re-emitted. */
 const RESERVED = new Set(['error', 'closed', 'newListener', 'removeListener']);
-
 const STREAM_ID = /^(\$|\d+(-\d+)?)$/;
 const READ_COUNT = 1000;
 

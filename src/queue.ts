@@ -270,8 +270,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
       att: '0', made: '0', ts: String(Date.now()), st: a.delay > 0 ? 'd' : 'w',
     };
-    // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
     if (a.lifo) h.lifo = '1';
+    // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
     const [kc, ka] = a.keepCompleted;
     const [kfc, kfa] = a.keepFailed;
     if (kc !== DEFAULT_KEEP_COMPLETED.count) h.kc = String(kc);

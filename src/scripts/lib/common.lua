@@ -54,9 +54,14 @@ local function flushEvents()
   xadd(groupKind, unpack(g))
 end
 
-local function emit(event, ...)
+-- Whether the queue keeps events (cap evmax, read once per call; '0' turns them off).
+local function eventsOn()
   if not evmax then evmax = redis.call('HGET', K.meta, 'evmax') or '10000' end
-  if evmax == '0' then return end
+  return evmax ~= '0'
+end
+
+local function emit(event, ...)
+  if not eventsOn() then return end
   if group then flushEvents() end
   xadd(event, ...)
 end
@@ -67,8 +72,7 @@ end
 -- the first job's values go among the shared fields, and a later job writes only the values
 -- that differ from them (in a bulk add, names and lanes mostly repeat).
 local function emitJob(event, shared, id, ...)
-  if not evmax then evmax = redis.call('HGET', K.meta, 'evmax') or '10000' end
-  if evmax == '0' then return end
+  if not eventsOn() then return end
   local g = group
   if g and (groupKind ~= event or groupShared ~= shared or groupJobs >= EVENT_GROUP) then
     flushEvents()

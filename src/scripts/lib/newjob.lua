@@ -70,8 +70,8 @@ local function createJob(j, now)
   end
   redis.call('HSET', jk, unpack(h))
   if state == 'w' then
-    -- A job ready at once gets one entry for both events: 'then' tells readers (QueueEvents)
-    -- to emit waiting right after added (and implies delay 0). One XADD per job, not two.
+    -- A job ready at once gets one event for both: 'then' tells readers (QueueEvents) to emit
+    -- waiting right after added (and implies delay 0); neighbouring jobs share the entry.
     enterLane(j.lane, j.prio, stamp .. j.id)
     emitJob('added', THEN_WAITING, j.id, 'name', j.name, 'lane', j.lane)
     return state
