@@ -51,6 +51,49 @@ describe('cancellation', () => {
     expect(w.cancelJob(job.id)).toBe(false); // no longer running
   });
 
+  it('passes the signal to processors that declare it or take rest parameters, not to those with one or two parameters', async () => {
+    const name = qname('cxarity');
+    const q = queue(name);
+    const got: Record<string, unknown> = {};
+    const kinds: Record<string, (...a: any[]) => unknown> = {
+      three: async (job: Job, _t: string, signal: AbortSignal) => (got[job.name] = signal),
+      rest: async (...args: any[]) => (got[args[0].name] = args[2]),
+      none: async function (this: unknown) { got.none = arguments[2]; },
+      one: async function (job: Job) { got[job.name] = arguments[2]; },
+      two: async function (job: Job, _t: string) { got[job.name] = arguments[2]; },
+    };
+    for (const [kind, fn] of Object.entries(kinds)) {
+      const w = new Worker(name, fn as never, { connection: redisUrl() });
+      await q.add(kind, {});
+      await waitFor(() => kind in got, 5000, `${kind} ran`);
+      await w.close();
+    }
+    expect(got.three).toBeInstanceOf(AbortSignal);
+    expect(got.rest).toBeInstanceOf(AbortSignal);
+    expect(got.none).toBeInstanceOf(AbortSignal);
+    expect(got.one).toBeUndefined();
+    expect(got.two).toBeUndefined();
+  });
+
+  it('cancelJob of a job whose processor takes no signal: the attempt fails with the reason if it throws', async () => {
+    const name = qname('cxnosig');
+    const q = queue(name);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const w = worker(name, (async (job: Job) => {
+      await gate;
+      throw new Error(`gave up on ${job.name}`);
+    }) as never);
+    const job = await q.add('plain', {});
+    await waitFor(() => w.activeCount === 1, 5000, 'running');
+    expect(w.cancelJob(job.id, 'stop it')).toBe(true);
+    release();
+    await settled(q, job.id);
+    const done = (await q.getJob(job.id))!;
+    expect(await done.getState()).toBe('failed');
+    expect(done.failedReason).toBe('stop it');
+  });
+
   it('the failed reason is the cancel reason whatever the processor throws; default reason', async () => {
     const name = qname('cx2');
     const q = queue(name);
