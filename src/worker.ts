@@ -1,7 +1,9 @@
 /**
- * Worker: claims jobs, runs the processor, settles them. The hot path is one Redis call per
- * job: `complete`/`fail` settle a job and claim the next in the same script; an idle worker
- * blocks on the queue's wake list instead of polling; all leases are renewed in one call.
+ * Worker: claims jobs, runs the processor, settles them. The hot path is at most one Redis call
+ * per job: `complete` settles the jobs that finished together (up to half the concurrency per
+ * call) and claims as many next jobs in the same script, `fail` does the same for one job; an
+ * idle worker blocks on the queue's wake list instead of polling; leases are renewed in one call
+ * (worker-upkeep.ts).
  */
 import { EventEmitter } from 'node:events';
 import { retryPlan, type BackoffStrategy } from './backoff.js';
@@ -442,7 +444,6 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     this.settling += batch.length;
     void this.completeBatch(batch);
   }
-
 
   private async completeBatch(batch: Array<{ run: Running; json: string; result: R | undefined }>): Promise<void> {
     const fetch = this.fetchCount() > 0 ? (this.pool ? 1 : batch.length) : 0;
