@@ -2,7 +2,6 @@
  * Queue: the producer and admin side. BullMQ names: add, addBulk, getJob, getJobs,
  * getJobCounts, pause, resume, drain, clean, obliterate, close; plus lanes.
  */
-import { EventEmitter } from 'node:events';
 import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
 import { ClosedError, errorFromCode, ActiveJobsError, InvalidStateError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
@@ -16,6 +15,7 @@ import { scripts, type AddJobArgs } from './scripts/index.js';
 import * as v from './validate.js';
 import { startProducerSpan, type TraceCarrier } from './tracing.js';
 import * as schedulers from './schedulers.js';
+import { QueueGetters } from './queue-getters.js';
 
 export interface QueueOptions {
   /** Redis URL, ioredis options, or an ioredis client (used as is, not closed by echomq). */
@@ -80,15 +80,14 @@ export interface BulkJob<D = any> {
 
 export type CleanState = 'completed' | 'failed' | 'delayed' | 'wait' | 'waiting' | 'prioritized';
 
-export class Queue<DataType = any, ReturnType = any, NameType extends string = string> extends EventEmitter {
-  // `!`: with `shards > 1` the constructor returns a ShardedQueue instead of assigning these.
-  readonly name!: string;
-  readonly keys!: QueueKeys;
-  readonly lanes!: LaneControls;
-  readonly opts!: QueueOptions;
-  private readonly conn!: Connection;
-  private readonly ctx!: JobContext;
-  private closed = false;
+export class Queue<DataType = any, ReturnType = any, NameType extends string = string> extends QueueGetters<DataType, ReturnType, NameType> {
+  // Declared, not initialised: with `shards > 1` the constructor returns a ShardedQueue instead.
+  declare readonly name: string;
+  declare readonly keys: QueueKeys;
+  declare readonly lanes: LaneControls;
+  declare readonly opts: QueueOptions;
+  protected declare readonly conn: Connection;
+  protected declare readonly ctx: JobContext;
   /** Pending write of settings given at construction (events cap); adds wait for it. */
   private setup: Promise<unknown> | undefined;
   /** Adds waiting for the end of the tick (see add()). */
@@ -134,15 +133,6 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       this.setup.catch(() => {}); // reported by the first add that awaits it
     }
     void checkEvictionPolicy(this.conn.client);
-  }
-
-  /** The ioredis client this queue uses. */
-  get client() {
-    return this.conn.client;
-  }
-
-  private open(): void {
-    if (this.closed) throw new ClosedError(`Queue ${JSON.stringify(this.name)}`);
   }
 
   /** Validates and normalises one job for the add script (also used by sharded.ts). */
@@ -281,30 +271,6 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     return new Job(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
   }
 
-  async getJob(id: string): Promise<Job<DataType, ReturnType, NameType> | undefined> {
-    v.existingJobId(id);
-    return (await Job.fromId(this.ctx, id)) as Job<DataType, ReturnType, NameType> | undefined;
-  }
-
-  /** See inspect.getJobs for the order of each state. */
-  getJobs(states: JobStateName | JobStateName[] = [], start = 0, end = -1, asc = false): Promise<Job[]> {
-    return getJobs(this.ctx, typeof states === 'string' ? [states] : states, start, end, asc);
-  }
-
-  getJobCounts(...states: JobStateName[]): Promise<Partial<JobCounts>> {
-    return getJobCounts(this.ctx.client, this.keys, states);
-  }
-
-  /** Sum of the counts of the given states. */
-  async getJobCountByTypes(...states: JobStateName[]): Promise<number> {
-    const c = await this.getJobCounts(...states);
-    return Object.values(c).reduce((a, b) => a + (b ?? 0), 0);
-  }
-
-  async count(): Promise<number> {
-    return this.getJobCountByTypes('waiting', 'prioritized', 'paused', 'delayed', 'waiting-children');
-  }
-
   /** Re-scores a job; a waiting job moves to the back of its new tier. */
   async changePriority(id: string, priority: number, opts: { lifo?: boolean } = {}): Promise<void> {
     v.existingJobId(id);
@@ -332,26 +298,6 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async resume(): Promise<void> {
     this.open();
     await scripts.pause(this.ctx, false);
-  }
-
-  async isPaused(): Promise<boolean> {
-    return (await this.ctx.client.hget(this.keys.meta, 'paused')) === '1';
-  }
-
-  /**
-   * The id of the job holding a deduplication id, or undefined when the id is free (never
-   * used, released because its job finished, or its throttle window ended).
-   */
-  async getDeduplicationJobId(id: string): Promise<string | undefined> {
-    v.nonEmptyString('deduplication id', id);
-    const c = this.ctx.client;
-    const [[, holder], [, until], [, [sec, usec]]] = (await c.multi()
-      .hget(this.keys.dedup, id).zscore(this.keys.dedupx, id).time().exec()) as [
-      [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
-    if (!holder) return undefined;
-    if (until !== null) return Number(until) > Number(sec) * 1000 + Math.floor(Number(usec) / 1000) ? holder : undefined;
-    const st = await c.hget(jobKey(this.keys, holder), 'st');
-    return st !== null && st !== 'c' && st !== 'f' ? holder : undefined; // live = not finished
   }
 
   /** Frees a deduplication id at once, whatever holds it. Returns whether it was held. */
@@ -494,19 +440,6 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     this.open();
     return (await schedulers.upsertJobScheduler(this.ctx, this.opts.defaultJobOptions, id, repeat, template)) as
       Job<DataType, ReturnType, NameType> | undefined;
-  }
-
-  getJobScheduler(id: string): Promise<schedulers.JobSchedulerJson<DataType> | undefined> {
-    return schedulers.getJobScheduler(this.ctx.client, this.keys, id);
-  }
-
-  /** Schedulers by next slot; asc=false (default, as in BullMQ) lists the latest first. */
-  getJobSchedulers(start = 0, end = -1, asc = false): Promise<Array<schedulers.JobSchedulerJson<DataType>>> {
-    return schedulers.getJobSchedulers(this.ctx.client, this.keys, start, end, asc);
-  }
-
-  getJobSchedulersCount(): Promise<number> {
-    return schedulers.getJobSchedulersCount(this.ctx.client, this.keys);
   }
 
   /** Removes a scheduler and its next job if that has not started. Returns whether it existed. */
