@@ -202,7 +202,7 @@ export class FlowProducer extends EventEmitter {
     };
     if (a.parent) Object.assign(h, { pid: a.parent.id, pk: a.parent.key, pq: a.parent.queue, ppx: a.parent.prefix });
     if (a.policy) h.pol = a.policy;
-    const job = new Job(this.ctxFor(p.keys), a.id, h);
+    const job = Job.fromHash(this.ctxFor(p.keys), a.id, h);
     return p.children.length > 0 ? { job, children: p.children.map((c) => this.toNode(c)) } : { job };
   }
 

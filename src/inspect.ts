@@ -196,7 +196,7 @@ export async function loadJobs(ctx: JobContext, ids: readonly string[]): Promise
     for (const id of page) p.hgetall(jobKey(ctx.keys, id));
     const r = (await p.exec())!;
     r.forEach(([err, h], i) => {
-      if (!err && h && Object.keys(h as object).length > 0) jobs.push(new Job(ctx, page[i], h as Record<string, string>));
+      if (!err && h && Object.keys(h as object).length > 0) jobs.push(Job.fromHash(ctx, page[i], h as Record<string, string>));
     });
   }
   return jobs;

@@ -141,18 +141,23 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.#data = value;
   }
 
-  /** Builds a Job from a flat field/value list (HGETALL as an array). */
+  /** @internal Builds a Job from its stored hash (HGETALL as an object). */
+  static fromHash(ctx: JobContext, id: string, h: Record<string, string>): Job {
+    return new Job(ctx, id, h);
+  }
+
+  /** @internal Builds a Job from a flat field/value list (HGETALL as an array). */
   static fromFields(ctx: JobContext, id: string, fields: readonly string[]): Job {
     const h: Record<string, string> = {};
     for (let i = 0; i < fields.length; i += 2) h[fields[i]] = fields[i + 1];
-    return new Job(ctx, id, h);
+    return Job.fromHash(ctx, id, h);
   }
 
   /** Reads a job; undefined when it does not exist. */
   static async fromId(ctx: JobContext, id: string): Promise<Job | undefined> {
     const h = await ctx.client.hgetall(jobKey(ctx.keys, id));
     if (!h || Object.keys(h).length === 0) return undefined;
-    return new Job(ctx, id, h);
+    return Job.fromHash(ctx, id, h);
   }
 
   /** The queue's name. */

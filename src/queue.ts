@@ -268,7 +268,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     if (ka > 0) h.ka = String(ka);
     if (kfc !== DEFAULT_KEEP_FAILED.count) h.kfc = String(kfc);
     if (kfa > 0) h.kfa = String(kfa);
-    return new Job(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
+    return Job.fromHash(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
   }
 
   /** Re-scores a job; a waiting job moves to the back of its new tier. */

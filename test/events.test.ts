@@ -327,7 +327,7 @@ describe('QueueEvents', () => {
     expect(qe.listenerCount(`completed:${slow.id}`)).toBe(0);
     expect(qe.listenerCount(`failed:${fail.id}`)).toBe(0);
     // unknown job
-    const ghost = new Job({ client: q.client, keys: q.keys, maxPayloadBytes: 1024, keepLogs: 0 }, 'ghost', {});
+    const ghost = Job.fromHash({ client: q.client, keys: q.keys, maxPayloadBytes: 1024, keepLogs: 0 }, 'ghost', {});
     await expect(ghost.waitUntilFinished(qe)).rejects.toThrow(JobNotFoundError);
   });
 
@@ -357,7 +357,7 @@ describe('QueueEvents', () => {
         return typeof v === 'function' ? v.bind(target) : v;
       },
     });
-    const job = new Job({ client: racy as never, keys: q.keys, maxPayloadBytes: 1024, keepLogs: 0 }, claimed.id, {});
+    const job = Job.fromHash({ client: racy as never, keys: q.keys, maxPayloadBytes: 1024, keepLogs: 0 }, claimed.id, {});
     await expect(job.waitUntilFinished(qe, 5000)).resolves.toBe('done');
   });
 

@@ -229,7 +229,7 @@ export async function retryAllFailed(
     // Oldest first, so jobs that fail again while we work land behind us and are not retried twice.
     const ids = await q.client.zrange(q.keys.failed, offset, offset + batch - 1);
     if (ids.length === 0) break;
-    const results = await Promise.allSettled(ids.map((id) => new Job(ctx, id, {}).retry('failed')));
+    const results = await Promise.allSettled(ids.map((id) => Job.fromHash(ctx, id, {}).retry('failed')));
     for (const r of results) {
       if (r.status === 'fulfilled') retried++;
       else skipped++;
