@@ -90,6 +90,14 @@ export interface QueueKeys {
   readonly wchildren: string;
   /** Sorted set of child outcomes for parents in other queues (JSON entry → time written). */
   readonly outbox: string;
+  /** Hash of the completed-jobs metrics (BullMQ's: count, prevTS, prevCount); written only by workers with `metrics`. */
+  readonly metricsCompleted: string;
+  /** List of per-minute completed counts, newest first, trimmed to the worker's maxDataPoints. */
+  readonly metricsCompletedData: string;
+  /** As metricsCompleted, for failed jobs. */
+  readonly metricsFailed: string;
+  /** As metricsCompletedData, for failed jobs. */
+  readonly metricsFailedData: string;
   /** Base for sched:<id> hashes (job schedulers). */
   readonly schedBase: string;
   /** Base for deps:<id> hashes (a parent's children and their outcomes). */
@@ -134,6 +142,10 @@ export function queueKeys(queue: string, prefix: string = DEFAULT_PREFIX): Queue
     scheds: k('scheds'),
     wchildren: k('wchildren'),
     outbox: k('outbox'),
+    metricsCompleted: k('metrics:completed'),
+    metricsCompletedData: k('metrics:completed:data'),
+    metricsFailed: k('metrics:failed'),
+    metricsFailedData: k('metrics:failed:data'),
     schedBase: k('sched:'),
     depsBase: k('deps:'),
     laneBase: k('lane:'),
@@ -158,6 +170,15 @@ export const depsKey = (keys: QueueKeys, id: string): string => keys.depsBase + 
  * shard of a sharded one.
  */
 export const shardQueueName = (name: string, index: number): string => `${name}#${index}`;
+
+/**
+ * The Redis client name (CLIENT SETNAME) of a connection that serves queue `keys.queue`, as
+ * BullMQ names them, so `getWorkers()` and tools that read CLIENT LIST find them:
+ * `<prefix>:<base64 of the queue name><suffix>`; a worker adds `:w:<worker name>` when named,
+ * QueueEvents `:qe`. It names a connection, not a key.
+ */
+export const clientName = (keys: QueueKeys, suffix = ''): string =>
+  `${keys.prefix}:${Buffer.from(keys.queue).toString('base64')}${suffix}`;
 
 /** Pattern matching every key of the queue (for tests and obliterate checks). */
 export const queueKeyPattern = (keys: QueueKeys): string => keys.base.replace(/[*?[\]\\]/g, '\\$&') + '*';
