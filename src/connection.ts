@@ -64,8 +64,18 @@ export async function checkEvictionPolicy(client: RedisClient): Promise<string |
   }
 }
 
-function isClient(x: unknown): x is RedisClient {
-  return x instanceof Redis || x instanceof Cluster;
+/**
+ * An ioredis client (Redis or Cluster) of any copy or major version of ioredis, recognised by
+ * its shape rather than `instanceof`: an application's own ioredis (5 or 6, installed beside
+ * ours) is a different class, and treating it as options would open a second, unconfigured
+ * client (every call then fails with MaxRetriesPerRequestError).
+ */
+export function isClient(x: unknown): x is RedisClient {
+  if (x instanceof Redis || x instanceof Cluster) return true;
+  if (typeof x !== 'object' || x === null) return false;
+  const c = x as Record<string, unknown>;
+  return typeof c.duplicate === 'function' && typeof c.connect === 'function' && typeof c.status === 'string'
+    && typeof c.options === 'object' && c.options !== null && typeof c.sendCommand === 'function';
 }
 
 function isClusterInput(x: unknown): x is ClusterConnection {

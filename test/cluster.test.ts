@@ -2,6 +2,7 @@
 // beforeAll): every call must route to the queue's slot, and nothing may ever be CROSSSLOT.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Cluster } from 'ioredis';
+import { Cluster as Cluster6 } from 'ioredis6';
 import { FlowProducer, Queue, QueueEvents, UnrecoverableError, Worker, type Job } from '../src/index.js';
 import { checkEvictionPolicy, type ConnectionInput } from '../src/connection.js';
 import { clusterClient, nodeOfKey, scanAll, startCluster, type LocalCluster } from './cluster-helpers.js';
@@ -51,6 +52,21 @@ describe('cluster: connections', () => {
     expect(shared.status).toBe('ready');
     expect(await checkEvictionPolicy(clusterClient(cluster))).toBe('noeviction');
     await a.obliterate();
+  });
+
+  it("takes an application's ioredis 6 Cluster as it is (recognised by shape)", async () => {
+    const own = new Cluster6(cluster.nodes, { redisOptions: { maxRetriesPerRequest: null } });
+    closers.push(() => own.quit());
+    const name = qname('own6');
+    const q = new Queue(name, { connection: own as never });
+    expect(q.client).toBe(own);
+    const w = worker(name, (job) => job.data.n + 1, { connection: own as never });
+    const done = new Promise((resolve) => w.on('completed', (_j, r) => resolve(r)));
+    await q.add('x', { n: 41 }, { lane: 'l1', priority: 2 });
+    expect(await done).toBe(42);
+    await w.close();
+    await q.close();
+    expect(own.status).toBe('ready');
   });
 });
 
