@@ -7,9 +7,23 @@
  * Without the package installed every function here is a no-op behind one check; with the
  * package but no SDK registered, the API's no-op tracer makes spans nearly free.
  */
+import { createRequire } from 'node:module';
 import type * as Otel from '@opentelemetry/api';
 
-const api: typeof Otel | undefined = await import('@opentelemetry/api').catch(() => undefined);
+/**
+ * Loaded synchronously (the API ships CommonJS) rather than with a top-level `await import`:
+ * a module graph with top-level await cannot be loaded by `require()`, and CommonJS projects
+ * (most NestJS apps) load echomq that way.
+ */
+function loadApi(): typeof Otel | undefined {
+  try {
+    return createRequire(import.meta.url)('@opentelemetry/api') as typeof Otel;
+  } catch {
+    return undefined;
+  }
+}
+
+const api: typeof Otel | undefined = loadApi();
 
 const TRACER = 'echomq';
 

@@ -2,7 +2,7 @@
 // /usr/bin/chromium): live lane depth, actions refused without the token and done with it,
 // and hostile names shown as text with no script run. ECHOMQ_SCREENSHOT=1 also refreshes
 // docs/dashboard.png.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,17 +12,18 @@ import { Queue, Worker } from '../src/index.js';
 import { startDashboard, type Dashboard } from '../src/dashboard/server.js';
 import { client, qname, redisUrl, sleep, waitFor } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const have = existsSync(CHROMIUM);
-// On a developer machine without Chromium the file is skipped; in CI a missing browser fails.
-if (!have && process.env.CI) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+// The global setup installs Chromium where it can (scripts/chromium.mjs); elsewhere the file is
+// skipped with the reason in its name, and in CI a missing browser fails.
+const { path: CHROMIUM, reason } = inject('chromium');
+const have = CHROMIUM !== null;
+if (!have && process.env.CI) throw new Error(reason);
 
 const prefix = `ui-${randomUUID().slice(0, 8)}`;
 const TOKEN = 'ui-token-123';
 const XSS_LANE = '<img src=x onerror="window.__xss=1">';
 const XSS_JOB = '<script>window.__xss=2</script><b>bold</b>';
 
-describe.skipIf(!have)('dashboard in Chromium', () => {
+describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (skipped: ${reason})`, () => {
   const redis = client();
   let browser: Browser;
   let dash: Dashboard;
@@ -53,7 +54,7 @@ describe.skipIf(!have)('dashboard in Chromium', () => {
 
     dash = await startDashboard({ client: redis, prefix, port: 0, token: TOKEN });
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM!,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });

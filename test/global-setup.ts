@@ -3,6 +3,8 @@
 import type { TestProject } from 'vitest/node';
 // @ts-expect-error plain ESM helper without types
 import { ensureRedis } from '../scripts/redis-server.mjs';
+// @ts-expect-error plain ESM helper without types
+import { ensureChromium } from '../scripts/chromium.mjs';
 
 let stop: (() => Promise<void>) | undefined;
 
@@ -10,6 +12,11 @@ export default async function setup(project: TestProject) {
   const redis = await ensureRedis();
   stop = redis.stop;
   project.provide('redisUrl', redis.url);
+  // The browser tests need Debian's Chromium: installed here when missing and we may (root on
+  // Debian), otherwise the reason is printed once and those tests say it when they skip.
+  const browser = ensureChromium() as { path: string | null; reason: string };
+  if (!browser.path) console.error(`[echomq] browser tests will be skipped: ${browser.reason}`);
+  project.provide('chromium', browser);
   return async () => {
     await stop?.();
   };
@@ -18,5 +25,6 @@ export default async function setup(project: TestProject) {
 declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
+    chromium: { path: string | null; reason: string };
   }
 }
