@@ -26,3 +26,8 @@ export { ShardedQueue, ShardCountError, CrossShardError, laneShard, MAX_SHARDS }
 export { ShardedWorker } from './sharded-worker.js';
 export { MAX_PRIORITY } from './validate.js';
 export { type ConnectionInput, type ClusterConnection, type RedisClient } from './connection.js';
+export {
+  delay, randomUUID, lengthInUtf8Bytes, isEmpty, array2obj, objectToFlatArray, removeUndefinedFields, invertObject,
+  parseObjectValues, increaseMaxListeners, decreaseMaxListeners, isRedisInstance, isRedisCluster, getParentKey,
+  isNotConnectionError, errorToJSON, removeAllQueueData, QUEUE_EVENT_SUFFIX, DELAY_TIME_1, DELAY_TIME_5,
+} from './utils.js';
