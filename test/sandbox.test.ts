@@ -242,6 +242,19 @@ describe.each(MODES)('sandboxed processor failures in %s', (mode) => {
   });
 });
 
+describe('child processes that cannot start', () => {
+  it('fail their job with the reason, and the worker keeps serving', async () => {
+    const name = qname('sbspawn');
+    const q = queue(name);
+    const w = worker(name, FIXTURE, { workerForkOptions: { execPath: '/nonexistent/node' } });
+    const job = await q.add('echo', {});
+    await finished(q, job.id);
+    expect((await reload(q, job.id)).failedReason).toMatch(/^Error initializing child: could not be started: spawn \/nonexistent\/node ENOENT/);
+    expect(liveChildren(w)).toBe(0);
+    await w.close();
+  });
+});
+
 describe('child processes killed mid-job', () => {
   it('a SIGKILLed child fails or retries its job per attempts; the pool replaces it and 200 jobs follow', async () => {
     const name = qname('sbkill');

@@ -81,7 +81,11 @@ export class SandboxChild {
         this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_TAIL);
       });
       p.on('message', (m: ChildMessage) => this.onMessage(m));
-      p.on('error', () => {}); // a send to a dead child; its exit explains the failure
+      p.on('error', (err: Error) => {
+        // A child that could not be spawned has no exit to wait for; other errors are sends
+        // to a dead child, whose exit explains the failure.
+        if (p.pid === undefined) this.onExit(null, null, `could not be started: ${err.message}`);
+      });
       p.on('exit', (code, signal) => this.onExit(code, signal));
     }
     this.send({ t: ToChild.INIT, file });
@@ -165,7 +169,7 @@ export class SandboxChild {
     const tokenAt = (JOB_METHODS as Record<string, number>)[method];
     const reply = (p: Promise<unknown>) =>
       p.then(
-        (value) => this.send({ t: ToChild.REPLY, rid, ok: true, value: value ?? null }),
+        (value) => this.send({ t: ToChild.REPLY, rid, ok: true, value }),
         (err: unknown) => this.send({ t: ToChild.REPLY, rid, ok: false, error: errorToWire(err) }),
       );
     if (!a) return void reply(Promise.reject(new Error(`job.${method}: the job's attempt is over`)));
@@ -181,10 +185,11 @@ export class SandboxChild {
     void reply(Promise.resolve().then(() => (fn as (...x: unknown[]) => unknown).apply(a.job, callArgs)));
   }
 
-  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+  private onExit(code: number | null, signal: NodeJS.Signals | null, why?: string): void {
+    if (this.exitedAlready) return;
     this.gone = true;
     this.exitedAlready = true;
-    const what = this.describeExit(code, signal);
+    const what = why ?? this.describeExit(code, signal);
     if (!this.initDone) this.readyReject(new Error(`Error initializing child: ${what} (failed to load: ${this.file})`));
     // BullMQ's text first, then what happened.
     this.settle((a) => a.reject(new Error(`Unexpected exit code: ${code} signal: ${signal} (the sandboxed processor ${what})`)));
