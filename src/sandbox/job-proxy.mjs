@@ -4,27 +4,44 @@
 // JavaScript: it runs in the child, which has no loader (see messages.mjs).
 import { JOB_METHODS } from './messages.mjs';
 
-/**
- * A job proxy for one attempt. `call(method, args)` sends a CALL and resolves with the REPLY
- * (child-main.mjs matches them by request id).
- */
-export function jobProxy(snapshot, call) {
-  const job = { ...snapshot };
-  const methods = {};
-  for (const method of Object.keys(JOB_METHODS)) methods[method] = (...args) => call(method, args);
+/** The forwarder of an attempt: `call(method, args)` sends a CALL and resolves with its REPLY. */
+const CALL = Symbol('call');
+
+/** Fields are own properties (spreading or logging the job shows them); methods sit on the prototype. */
+class SandboxedJob {
+  constructor(snapshot, call) {
+    Object.assign(this, snapshot);
+    Object.defineProperty(this, CALL, { value: call });
+  }
+
   // Local copies follow the updates, as on a Job in the parent.
-  methods.updateProgress = async (progress) => {
-    await call('updateProgress', [progress]);
-    job.progress = progress;
-  };
-  methods.updateData = async (data) => {
-    await call('updateData', [data]);
-    job.data = data;
-  };
-  // JSON.stringify(job) shows the fields, like a Job's toJSON.
-  methods.toJSON = () => ({ ...job });
-  // Not enumerable: spreading or logging the job shows its fields only.
-  for (const [k, value] of Object.entries(methods)) Object.defineProperty(job, k, { value, enumerable: false, writable: true, configurable: true });
-  return job;
+  async updateProgress(progress) {
+    await this[CALL]('updateProgress', [progress]);
+    this.progress = progress;
+  }
+
+  async updateData(data) {
+    await this[CALL]('updateData', [data]);
+    this.data = data;
+  }
+
+  toJSON() {
+    return { ...this };
+  }
 }
 
+for (const method of Object.keys(JOB_METHODS)) {
+  if (Object.hasOwn(SandboxedJob.prototype, method)) continue;
+  Object.defineProperty(SandboxedJob.prototype, method, {
+    value: function (...args) {
+      return this[CALL](method, args);
+    },
+    writable: true,
+    configurable: true,
+  });
+}
+
+/** A job proxy for one attempt. */
+export function jobProxy(snapshot, call) {
+  return new SandboxedJob(snapshot, call);
+}
