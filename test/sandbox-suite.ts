@@ -217,6 +217,19 @@ export function sandboxSuite(mode: 'processes' | 'threads'): void {
       await w.close();
     });
 
+    it('a return value that cannot be sent to the parent fails the job', async () => {
+      const name = qname(`sb-${mode}`);
+      const q = queue(name);
+      const w = worker(name);
+      const cycle = await q.add('cycle', {});
+      await finished(q, cycle.id);
+      expect((await reload(q, cycle.id)).failedReason).toMatch(mode === 'threads' ? /^returnvalue must be a JSON-serialisable/ : /circular structure/i);
+      const next = await q.add('echo', {});
+      await finished(q, next.id);
+      expect(await (await reload(q, next.id)).getState()).toBe('completed');
+      await w.close();
+    });
+
     it('a job method the parent does not have is refused inside the child, not a crash', async () => {
       const name = qname(`sb-${mode}`);
       const q = queue(name);
