@@ -72,7 +72,7 @@ export class SandboxChild {
       t.on('error', (err: Error) => (this.threadError = err));
       t.on('exit', (code: number) => this.onExit(code, null));
     } else {
-      const p = fork(fileURLToPath(CHILD_MAIN), [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], ...opts.workerForkOptions });
+      const p = fork(fileURLToPath(CHILD_MAIN), [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], execArgv: inheritedExecArgv(), ...opts.workerForkOptions });
       this.proc = p;
       this.id = p.pid ?? -1;
       p.stdout?.pipe(process.stdout, { end: false });
@@ -207,6 +207,18 @@ export class SandboxChild {
     if (this.threadError) return `exited with code ${code} after an uncaught ${this.threadError.name}: ${this.threadError.message}`;
     return `exited with code ${code}${oom}`;
   }
+}
+
+/**
+ * The parent's execArgv for a child process, with an inspector flag moved to a free port (port
+ * 0): children listening on the parent's inspector port would fail to start.
+ */
+function inheritedExecArgv(): string[] {
+  return process.execArgv.map((arg) => {
+    const m = /^(--inspect(?:-brk|-wait)?|--inspect-port|--debug-port)(?:=(?:(.*):)?\d+)?$/.exec(arg);
+    if (!m) return arg;
+    return `${m[1]}=${m[2] ? `${m[2]}:` : ''}0`;
+  });
 }
 
 /** The job fields a sandboxed processor sees (the methods are added in the child). */
