@@ -163,12 +163,15 @@ export function sandboxSuite(mode: 'processes' | 'threads'): void {
       const w = worker(name);
       const failures: Error[] = [];
       w.on('failed', (_job: Job | undefined, err: Error) => failures.push(err));
+      let started = false;
+      w.on('progress', () => (started = true));
       const job = await q.add('wait-abort', {});
-      await waitFor(() => w.activeCount === 1, 10_000, 'running');
-      await new Promise((r) => setTimeout(r, 100)); // the child has started the job
+      await waitFor(() => started, 10_000, 'started in the child');
       w.cancelJob(job.id, 'stop now');
       await finished(q, job.id);
-      expect((await reload(q, job.id)).failedReason).toBe('stop now');
+      const done = await reload(q, job.id);
+      expect(done.failedReason).toBe('stop now');
+      expect(await done.getLogs()).toEqual(['aborted: stop now']);
       await w.close();
     });
 
@@ -193,14 +196,16 @@ export function sandboxSuite(mode: 'processes' | 'threads'): void {
       const name = qname(`sb-${mode}`);
       const q = queue(name);
       // Leases of 200 ms renewed every 100 ms; the sweep runs every 100 ms: a missed renewal stalls the job.
-      const w = worker(name, { lockDuration: 200, stalledInterval: 100, maxStalledCount: 0 });
+      const w = worker(name, { concurrency: 2, lockDuration: 200, stalledInterval: 100, maxStalledCount: 0 });
       const stalled: string[] = [];
       w.on('stalled', (id: string) => stalled.push(id));
-      const job = await q.add('cpu', { ms: 1500 });
-      await finished(q, job.id);
-      const done = await reload(q, job.id);
-      expect(await done.getState()).toBe('completed');
-      expect(done.stalledCounter).toBe(0);
+      const jobs = await q.addBulk([{ name: 'cpu', data: { ms: 1500 } }, { name: 'cpu', data: { ms: 1500 } }]);
+      for (const job of jobs) {
+        await finished(q, job.id);
+        const done = await reload(q, job.id);
+        expect(await done.getState()).toBe('completed');
+        expect(done.stalledCounter).toBe(0);
+      }
       expect(stalled).toEqual([]);
       await w.close();
     });
