@@ -290,6 +290,26 @@ describe('child processes killed mid-job', () => {
   });
 });
 
+describe('sharded queues', () => {
+  it('a sharded worker runs a processor file on every shard and closes all children', async () => {
+    const name = qname('sbshard');
+    const q = new Queue(name, { connection: redisUrl(), shards: 2 });
+    closers.push(() => q.close());
+    const w = new Worker(name, FIXTURE, { connection: redisUrl(), shards: 2, concurrency: 2 });
+    w.on('error', () => {});
+    const pids = new Set<number>();
+    let done = 0;
+    w.on('completed', (_job: Job, rv: { pid: number }) => {
+      pids.add(rv.pid);
+      done++;
+    });
+    await q.addBulk(Array.from({ length: 40 }, (_, i) => ({ name: 'who', data: {}, opts: { lane: `tenant-${i % 8}` } })));
+    await waitFor(() => done === 40, 20_000, '40 jobs');
+    await w.close();
+    expect([...pids].some(alive)).toBe(false);
+  });
+});
+
 describe('flows in the sandbox', () => {
   it('getChildrenValues and getDependencies answer from the parent', async () => {
     const parentQ = qname('sbflowp');
