@@ -149,6 +149,29 @@ describe.each(MODES)('sandboxed processor failures in %s', (mode) => {
     await w.close();
   });
 
+  it("children inherit the parent's environment; env and execArgv options replace it", async () => {
+    const name = qname('sbenv');
+    const q = queue(name);
+    process.env.SANDBOX_INHERITED = 'from the parent';
+    try {
+      const plain = worker(name, FIXTURE, { useWorkerThreads });
+      const a = await q.add('env', {});
+      await finished(q, a.id);
+      await plain.close();
+      const env = { SANDBOX_GIVEN: 'given' };
+      const execArgv = ['--no-warnings'];
+      const opts: WorkerOptions = useWorkerThreads ? { workerThreadsOptions: { env, execArgv } } : { workerForkOptions: { env, execArgv } };
+      const custom = worker(name, FIXTURE, { useWorkerThreads, ...opts });
+      const b = await q.add('env', {});
+      await finished(q, b.id);
+      await custom.close();
+      expect((await reload(q, a.id)).returnvalue).toEqual({ inherited: 'from the parent', given: null, execArgv: process.execArgv });
+      expect((await reload(q, b.id)).returnvalue).toEqual({ inherited: null, given: 'given', execArgv });
+    } finally {
+      delete process.env.SANDBOX_INHERITED;
+    }
+  });
+
   it('running out of memory fails only its job, with a reason that says so', async () => {
     const name = qname('sboom');
     const q = queue(name);
