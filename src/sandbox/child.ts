@@ -75,7 +75,9 @@ export class SandboxChild {
       const p = fork(fileURLToPath(CHILD_MAIN), [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], execArgv: inheritedExecArgv(), ...opts.workerForkOptions });
       this.proc = p;
       this.id = p.pid ?? -1;
-      p.stdout?.pipe(process.stdout, { end: false });
+      // Written through rather than piped: a pipe per child would add listeners to the parent's
+      // stdout for each of them (a MaxListeners warning past ten children).
+      p.stdout?.on('data', (chunk: Buffer) => process.stdout.write(chunk));
       p.stderr?.on('data', (chunk: Buffer) => {
         process.stderr.write(chunk);
         this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_TAIL);
