@@ -18,12 +18,13 @@ import { runLanesScale } from './suite-lanes-scale.mjs';
 import { runFairness } from './suite-fairness.mjs';
 import { runCeiling } from './suite-ceiling.mjs';
 import { runCosts } from './suite-costs.mjs';
+import { runSandbox } from './suite-sandbox.mjs';
 
-const SUITES = { core: runCore, 'lanes-scale': runLanesScale, fairness: runFairness, ceiling: runCeiling, costs: runCosts };
+const SUITES = { core: runCore, 'lanes-scale': runLanesScale, fairness: runFairness, ceiling: runCeiling, costs: runCosts, sandbox: runSandbox };
 
 // name → [type, default, help]. Lists are comma-separated numbers.
 const OPTIONS = {
-  suite: ['list', 'core,lanes-scale,fairness,ceiling,costs', 'suites to run: core, lanes-scale, fairness, ceiling, costs (or all)'],
+  suite: ['list', 'core,lanes-scale,fairness,ceiling,costs,sandbox', 'suites to run: core, lanes-scale, fairness, ceiling, costs, sandbox (or all)'],
   runs: ['int', 3, 'repetitions of every case; tables show the median and min–max'],
   jobs: ['int', 20_000, 'jobs per add/process case (core) and completions timed (lanes-scale)'],
   inflight: ['int', 100, 'core add: single adds pending at once'],
@@ -45,6 +46,8 @@ const OPTIONS = {
   deep: ['int', 1_000_000, 'costs: jobs left waiting behind the timed claims, deep row'],
   pickups: ['int', 200, 'costs: idle pickup samples per library and run'],
   'mem-jobs': ['int', 100_000, 'costs: waiting jobs added for the memory row'],
+  'sandbox-jobs': ['int', 5_000, 'sandbox: jobs per case'],
+  'sandbox-concurrency': ['ints', '1,4,8', 'sandbox: worker concurrencies (child processes and worker threads each)'],
   payload: ['int', 1_024, 'costs: bytes of job data in the memory row'],
   'quiet-wait': ['int', 120, 'before each case, wait up to this many seconds for other processes to go idle (0: never wait)'],
   json: ['string', '', 'also write every raw measurement to this file'],
@@ -55,7 +58,7 @@ const OPTIONS = {
 
 const SMALL = {
   runs: '1', jobs: '2000', batches: '4', lanes: '10,100,5000', burst: '300', quiet: '10',
-  'ceiling-requests': '100000', deep: '50000', pickups: '40', 'mem-jobs': '10000',
+  'ceiling-requests': '100000', deep: '50000', pickups: '40', 'mem-jobs': '10000', 'sandbox-jobs': '500',
 };
 
 function envName(flag) {

@@ -19,6 +19,7 @@ import { advanceScheduler } from './schedulers.js';
 import { drainOutbox, mayWriteOutbox } from './flows.js';
 import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
 import type { SlotPool } from './sharded-worker.js';
+import { createSandboxProcessor, type SandboxedOptions, type SandboxProcessor } from './sandbox/index.js';
 
 /**
  * The job's processor. signal: aborted on cancelJob, a lost lease or close(true). It is passed
@@ -35,7 +36,7 @@ export type Processor<D = any, R = any, N extends string = string> = (
 /** The third argument of a processor that does not declare it (see Processor). */
 const UNSEEN_SIGNAL = undefined as unknown as AbortSignal;
 
-export interface WorkerOptions {
+export interface WorkerOptions extends SandboxedOptions {
   connection?: ConnectionInput;
   /** Key prefix. Default 'emq'. */
   prefix?: string;
@@ -124,15 +125,23 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   private blpop: Promise<unknown> | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
+  /** A processor file's children (src/sandbox), closed with the worker. */
+  private readonly sandbox: SandboxProcessor | undefined;
 
-  constructor(name: string, processor: Processor<D, R, N>, opts: WorkerOptions = {}) {
+  /** processor: a function, or the path or file: URL of a processor file run sandboxed (docs/sandboxed.md). */
+  constructor(name: string, processor: Processor<D, R, N> | string | URL, opts: WorkerOptions = {}) {
     super();
     v.queueName(name);
-    if (typeof processor !== 'function') v.fail('processor', 'a function (job, token, signal) => result', processor);
+    if (typeof processor !== 'function' && typeof processor !== 'string' && !(processor instanceof URL)) v.fail('processor', 'a function (job, token, signal) => result, or a processor file path or file: URL', processor);
     v.plainObject('opts', opts);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
       if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/sharded-worker.js loaded (import from the package index)');
       return shardedWorkerFactory.create(name, processor as Processor, opts) as Worker<D, R, N>;
+    }
+    // A processor file runs in child processes or threads; each shard's worker has its own pool.
+    if (typeof processor === 'string' || processor instanceof URL) {
+      this.sandbox = createSandboxProcessor(processor, opts);
+      processor = this.sandbox.processor as unknown as Processor<D, R, N>;
     }
     const prefix = opts.prefix === undefined ? undefined : v.prefix(opts.prefix);
     this.opts = {
@@ -569,6 +578,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
         if (this.running.size > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
       }
       clearInterval(this.leaseTimer);
+      await this.sandbox?.close(force);
       await this.runningLoop?.catch(() => {});
       await closeConnection(this.conn, force);
       this.emit('closed');

@@ -191,7 +191,8 @@ describe('core validation', () => {
       ['bad defaultJobOptions', () => new Queue('q', { defaultJobOptions: { priority: -2 } }), { field: 'priority', expected: 'an integer', got: '-2' }],
       ['maxPayloadBytes 0', () => new Queue('q', { maxPayloadBytes: 0 }), { field: 'maxPayloadBytes', expected: 'a positive integer', got: '0' }],
       ['worker empty queue name', () => new Worker('', async () => {}), { field: 'queue name', expected: 'a non-empty string', got: '""' }],
-      ['worker without processor', () => new Worker('q', 'nope' as never), { field: 'processor', expected: 'a function', got: '"nope"' }],
+      // A string is a processor file now (sandboxed processors): a number is what no form accepts.
+      ['worker without processor', () => new Worker('q', 42 as never), { field: 'processor', expected: 'a function', got: '42' }],
       ['worker concurrency 0', () => new Worker('q', async () => {}, { concurrency: 0 }), { field: 'concurrency', expected: '1…', got: '0' }],
       ['worker lockDuration 2.5', () => new Worker('q', async () => {}, { lockDuration: 2.5 }), { field: 'lockDuration', expected: 'an integer', got: '2.5' }],
       ['worker maxStalledCount -1', () => new Worker('q', async () => {}, { maxStalledCount: -1 }), { field: 'maxStalledCount', expected: 'a non-negative integer', got: '-1' }],

@@ -9,6 +9,8 @@
 //
 // startWorker({ concurrency, processor?, onCompleted, onFailed }): `processor(data)` replaces
 // the empty processor when a suite needs to see a job start (idle pickup latency).
+// echomq and BullMQ also take `processorFile` (a sandboxed processor: path or URL) and
+// `workerOpts` (extra Worker options, e.g. useWorkerThreads) for the sandbox suite.
 import { Redis } from 'ioredis';
 import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
 import { Queue as GroupQueue, Worker as GroupWorker } from 'groupmq';
@@ -75,9 +77,9 @@ export const echomq = {
     return {
       add: (job) => queue.add(JOB_NAME, job.data, opts(job)),
       addBulk: (jobs) => queue.addBulk(jobs.map((job) => ({ name: JOB_NAME, data: job.data, opts: opts(job) }))),
-      startWorker({ concurrency, processor, ...handlers }) {
+      startWorker({ concurrency, processor, processorFile, workerOpts, ...handlers }) {
         const fn = processor ? async (job) => processor(job.data) : noop;
-        const worker = new EchoWorker(queueName, fn, { connection: url, concurrency });
+        const worker = new EchoWorker(queueName, processorFile ?? fn, { connection: url, concurrency, ...workerOpts });
         wire(worker, handlers);
         return { close: () => worker.close() };
       },
@@ -96,9 +98,9 @@ export const bullmq = {
     return {
       add: (job) => queue.add(JOB_NAME, job.data, opts),
       addBulk: (jobs) => queue.addBulk(jobs.map((job) => ({ name: JOB_NAME, data: job.data, opts }))),
-      startWorker({ concurrency, processor, ...handlers }) {
+      startWorker({ concurrency, processor, processorFile, workerOpts, ...handlers }) {
         const fn = processor ? async (job) => processor(job.data) : noop;
-        const worker = new BullWorker(queueName, fn, { connection, concurrency });
+        const worker = new BullWorker(queueName, processorFile ?? fn, { connection, concurrency, ...workerOpts });
         wire(worker, handlers);
         return { close: () => worker.close() };
       },

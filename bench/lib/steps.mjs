@@ -20,11 +20,12 @@ function timeoutFor(target) {
  * order (index from 1). The worker is closed after the measurement is read, so closing costs
  * nothing in the numbers; jobs left in the queue are the caller's to flush.
  */
-export async function timeProcessing(meter, handle, { concurrency, target, onJob }) {
+export async function timeProcessing(meter, handle, { concurrency, target, onJob, ...workerArgs }) {
   const done = deferred();
   let count = 0;
   const window = await meter.begin();
   const worker = handle.startWorker({
+    ...workerArgs, // processorFile, workerOpts (sandbox suite)
     concurrency,
     onCompleted(data) {
       count++;
