@@ -23,7 +23,7 @@ import { EchoError, ActiveJobsError, ClosedError } from './errors.js';
 import { Queue, shardedQueueFactory, type BulkJob, type CleanState, type QueueOptions } from './queue.js';
 import { LaneControls } from './lanes.js';
 import { jobKey, queueKeys, shardQueueName, type QueueKeys } from './keys.js';
-import { getJobCounts, loadJobs, validateStates, type JobCounts, type JobStateName, type LaneInfo } from './inspect.js';
+import { getJobCounts, getJobs, loadJobs, validateStates, type JobCounts, type JobStateName, type JobType, type LaneInfo } from './inspect.js';
 import { Job, type JobContext } from './job.js';
 import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD, type JobOptions } from './options.js';
 import type { RedisClient } from './connection.js';
@@ -218,8 +218,10 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
    * so service order inside a lane is kept), the others by their score (lease deadline, due
    * time, finish time) across shards. start…end apply to the merged list of each state.
    */
-  override async getJobs(states: JobStateName | JobStateName[] = [], start = 0, end = -1, asc = false): Promise<Job[]> {
-    const wanted = validateStates(typeof states === 'string' ? [states] : states);
+  override async getJobs(states: JobType | JobType[] = [], start = 0, end = -1, asc = false): Promise<Array<Job<DataType, ReturnType, NameType>>> {
+    // BullMQ's `wait` is `waiting`; `repeat` lists scheduler ids, which are no jobs.
+    const list = (typeof states === 'string' ? [states] : states).filter((s) => s !== 'repeat').map((s) => (s === 'wait' ? 'waiting' : s));
+    const wanted = validateStates(list);
     v.nonNegativeInt('start', start);
     v.integerIn('end', end, -1, Number.MAX_SAFE_INTEGER);
     v.boolean('asc', asc);
@@ -228,7 +230,7 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     const out: Job[] = [];
     for (const s of wanted) {
       if (s === 'waiting' || s === 'prioritized' || s === 'paused') {
-        const lists = await this.all((q) => q.getJobs([s], 0, end));
+        const lists = await Promise.all(this.shCtx.map((ctx) => getJobs(ctx, [s], 0, end, true)));
         const merged = lists.flatMap((jobs, shard) => jobs.map((job, pos) => ({ job, shard, pos })));
         merged.sort((a, b) => byteCompare(a.job.lane, b.job.lane) || a.shard - b.shard || a.pos - b.pos);
         out.push(...merged.slice(start, stop).map((m) => m.job));
@@ -246,7 +248,7 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
       const merged = rows.flat().sort((a, b) => (asc ? a.score - b.score : b.score - a.score) || a.shard - b.shard);
       out.push(...(await this.loadInOrder(merged.slice(start, stop))));
     }
-    return out;
+    return out as Array<Job<DataType, ReturnType, NameType>>;
   }
 
   private async loadInOrder(refs: ReadonlyArray<{ id: string; shard: number }>): Promise<Job[]> {
@@ -307,10 +309,10 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     return (await this.all((q) => q.isPaused())).every(Boolean);
   }
 
-  override async getDeduplicationJobId(id: string): Promise<string | undefined> {
+  override async getDeduplicationJobId(id: string): Promise<string | null> {
     v.nonEmptyString('deduplication id', id);
     await this.ready();
-    return (await this.all((q) => q.getDeduplicationJobId(id))).find((x) => x !== undefined);
+    return (await this.all((q) => q.getDeduplicationJobId(id))).find((x) => x !== null) ?? null;
   }
 
   override async removeDeduplicationKey(id: string): Promise<boolean> {
