@@ -155,17 +155,23 @@ export abstract class QueueGetters<DataType = any, ReturnType = any, NameType ex
    * job that will be served last comes first, as in BullMQ. Orders: inspect.rangeIds.
    */
   async getJobs(types?: JobType[] | JobType, start = 0, end = -1, asc = false): Promise<Array<Job<DataType, ReturnType, NameType>>> {
-    const ids = await this.getRanges(jobTypes(types).filter((t) => t !== 'repeat'), start, end, asc);
+    // `repeat` holds job scheduler ids, which are no jobs (BullMQ finds no job under them either).
+    const wanted = jobTypes(types).filter((t) => t !== 'repeat');
+    const [s, e] = rangeArgs(start, end);
+    v.boolean('asc', asc);
+    const ids = await typeRanges(this.ctx.client, this.keys, wanted, s, e, asc);
     return (await loadJobs(this.ctx, ids)) as Array<Job<DataType, ReturnType, NameType>>;
   }
 
   /**
    * Job ids of the given types (BullMQ's default window is 0…1). `repeat` gives job scheduler
-   * ids. Ids appear once, in the order of the types.
+   * ids. Ids appear once, in the order of the types. Unlike BullMQ, asc=true reverses the lists
+   * after a `paused` type too (BullMQ's reversal skips a list for each `paused` before it).
    */
-  getRanges(types: JobType[], start = 0, end = 1, asc = false): Promise<string[]> {
+  async getRanges(types: JobType[], start = 0, end = 1, asc = false): Promise<string[]> {
     const [s, e] = rangeArgs(start, end);
     v.boolean('asc', asc);
+    if (Array.isArray(types) && types.length === 0) return []; // BullMQ: no types, no ids
     return typeRanges(this.ctx.client, this.keys, jobTypes(types), s, e, asc);
   }
 
