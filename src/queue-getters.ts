@@ -48,6 +48,11 @@ export interface DependencyItem {
   err?: string;
 }
 
+/** What recordJobCountsMetric needs of a BullMQ Telemetry meter. */
+interface TelemetryMeter {
+  createGauge(name: string, options?: { description?: string; unit?: string }): { record(value: number, attributes?: Record<string, string>): void };
+}
+
 /** Lanes whose counts one pipeline reads (getCountsPerPriority). */
 const LANE_PAGE = 500;
 
@@ -76,6 +81,21 @@ export abstract class QueueGetters<DataType = any, ReturnType = any, NameType ex
    */
   getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
     return countJobTypes(this.ctx.client, this.keys, jobTypes(types));
+  }
+
+  /**
+   * getJobCounts(...types), also recorded as gauges on the meter of a BullMQ-style
+   * `telemetry: { meter }` queue option when there is one (BullMQ's metric and attribute names:
+   * `bullmq.queue.jobs`, `bullmq.queue.name`, `bullmq.queue.jobs.state`).
+   */
+  async recordJobCountsMetric(...types: JobType[]): Promise<Record<string, number>> {
+    const counts = await this.getJobCounts(...types);
+    const meter = (this.opts as { telemetry?: { meter?: TelemetryMeter } }).telemetry?.meter;
+    if (meter) {
+      const gauge = meter.createGauge('bullmq.queue.jobs', { description: 'Number of jobs in the queue by state', unit: '{jobs}' });
+      for (const [state, n] of Object.entries(counts)) gauge.record(n, { 'bullmq.queue.name': this.name, 'bullmq.queue.jobs.state': state });
+    }
+    return counts;
   }
 
   /** Sum of getJobCounts(...types). */

@@ -155,6 +155,10 @@ describe('getDependencies (BullMQ shape)', () => {
         total: d.total,
         jobs: d.jobs.map((j) => (j as { name: string }).name).sort(),
       });
+      const waitingChildren = {
+        state: await q.getJobState('parent'), count: await q.getWaitingChildrenCount(),
+        list: (await q.getWaitingChildren()).map((j) => j.name), counts: await q.getJobCounts('waiting-children', 'waiting'),
+      };
       const pending = show(await q.getDependencies(tree.job.id!, 'pending', 0, -1));
       const pendingPage = (await q.getDependencies(tree.job.id!, 'pending', 0, 1)).items.length;
       const worker = new lib.Worker(name, async (job) => (job.name === 'parent' ? 'done' : { got: job.data.id }), { connection: conn.duplicate(), prefix: 'bull' });
@@ -165,9 +169,35 @@ describe('getDependencies (BullMQ shape)', () => {
       await q.obliterate({ force: true });
       await q.close();
       await flow.close();
-      return { pending, pendingPage, processed, after };
+      return { waitingChildren, pending, pendingPage, processed, after };
     }, 'deps');
     expect(r.echomq).toEqual(r.bullmq);
     expect(r.bullmq.processed.items[0]).toEqual({ id: 'bull:<q>:c1', v: { got: 'c1' } });
+    expect(r.echomq.waitingChildren).toEqual({ state: 'waiting-children', count: 1, list: ['parent'], counts: { 'waiting-children': 1, waiting: 3 } });
+  });
+});
+
+describe('recordJobCountsMetric (BullMQ telemetry meter)', () => {
+  it('returns the counts and records one gauge value per state on the meter of the telemetry option', async () => {
+    const r = await sideBySide(async (lib, name, conn) => {
+      const q = new lib.Queue(name, { connection: conn });
+      await q.add('a', {});
+      await q.add('b', {}, { delay: 60_000 });
+      // A meter that keeps what it is given (BullMQ's Telemetry.meter interface).
+      const recorded: Array<[string, number, Record<string, unknown>]> = [];
+      const meter = {
+        createCounter: () => ({ add: () => {} }),
+        createHistogram: () => ({ record: () => {} }),
+        createGauge: (metric: string) => ({ record: (n: number, attrs: Record<string, unknown>) => void recorded.push([metric, n, attrs]) }),
+      };
+      const tq = new lib.Queue(name, { connection: conn, telemetry: { meter } as never });
+      const counts = await tq.recordJobCountsMetric('waiting', 'delayed');
+      await tq.close().catch(() => undefined); // BullMQ traces close() through the missing tracer
+      await q.obliterate({ force: true });
+      await q.close();
+      return { counts, recorded: recorded.map(([m, n, a]) => [m, n, { ...a, 'bullmq.queue.name': a['bullmq.queue.name'] === name }]) };
+    }, 'otel');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq.counts).toEqual({ waiting: 1, delayed: 1 });
   });
 });

@@ -155,8 +155,11 @@ describe('listings (BullMQ QueueGetters)', () => {
           }, 10);
         });
       }
-      for (const n of ['hold0', 'hold1']) ids[n] = (await q.add(n, {})).id!;
-      while ((await q.getActiveCount()) < 2) await new Promise((res) => setTimeout(res, 10));
+      for (const n of ['hold0', 'hold1']) {
+        ids[n] = (await q.add(n, {})).id!;
+        while ((await q.getJobState(ids[n])) !== 'active') await new Promise((res) => setTimeout(res, 10));
+        await new Promise((res) => setTimeout(res, 5)); // hold1 starts in a later millisecond
+      }
       const more = { w: await q.add('w', {}, { priority: 0 }), p: await q.add('p', {}, { priority: 4 }), d: await q.add('d', {}, { delay: 60_000 }) };
       const job = (await q.getJob(ids.ok0))!;
       for (let i = 0; i < 5; i++) await job.log(`line ${i}`);
@@ -168,7 +171,7 @@ describe('listings (BullMQ QueueGetters)', () => {
         completed: await listings(q, 'completed'),
         failed: (await q.getFailed()).map((j) => j.name),
         failedAsc: (await q.getJobs('failed', 0, -1, true)).map((j) => j.name),
-        active: (await q.getActive()).map((j) => j.name).sort(),
+        active: [(await q.getActive()).map((j) => j.name), (await q.getJobs('active')).map((j) => j.name), (await q.getJobs('active', -1)).map((j) => j.name)],
         activeCount: await q.getActiveCount(),
         getCompleted: [(await q.getCompleted(0, 1)).map((j) => j.name), (await q.getCompleted(-1)).map((j) => j.name)],
         logs: [
