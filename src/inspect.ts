@@ -207,8 +207,7 @@ export function rangeArgs(start: unknown, end: unknown): [number, number] {
 /** Number of members of each list kind (one MULTI); `ready`/`readyP` come from the meta counters. */
 export async function kindCounts(client: RedisClient, keys: QueueKeys, kinds: readonly ListKind[]): Promise<number[]> {
   const m = client.multi().hmget(keys.meta, 'ready', 'readyP');
-  const setKey = (k: ListKind) => ({ active: keys.active, delayed: keys.delayed, completed: keys.completed, failed: keys.failed, wchildren: keys.wchildren, scheds: keys.scheds } as Record<string, string>)[k];
-  for (const k of kinds) if (k !== 'ready' && k !== 'readyP') m.zcard(setKey(k));
+  for (const k of kinds) if (k !== 'ready' && k !== 'readyP') m.zcard(setKeyOf(keys, k));
   const r = (await m.exec())!;
   const [ready, readyP] = (r[0][1] as Array<string | null>).map((x) => Number(x ?? 0));
   let i = 1;
