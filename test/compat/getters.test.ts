@@ -179,6 +179,7 @@ describe('listings (BullMQ QueueGetters)', () => {
           await q.getJobLogs(ids.ok0, -2, -1), await q.getJobLogs(ids.ok0, -2, -1, false), await q.getJobLogs('no-such-job'),
         ],
         moreStates: [await q.getJobState(more.w.id!), await q.getJobState(more.p.id!), await q.getJobState(more.d.id!)],
+        maxed: [await q.isMaxed(), (await q.setGlobalConcurrency(2), await q.isMaxed()), (await q.setGlobalConcurrency(3), await q.isMaxed())],
       };
       for (const r of release) r();
       await worker.close();
@@ -189,6 +190,26 @@ describe('listings (BullMQ QueueGetters)', () => {
     }, 'finished');
     expect(r.echomq).toEqual(r.bullmq);
     expect(r.echomq.moreStates).toEqual(['waiting', 'prioritized', 'delayed']);
+    expect(r.echomq.maxed).toEqual([false, true, false]);
+  });
+});
+
+describe('getRateLimitTtl with a rate window in use (BullMQ QueueGetters)', () => {
+  it('gives the window\'s remaining ms once maxJobs jobs started in it, else 0', async () => {
+    const r = await sideBySide(async (lib, name, connection) => {
+      const q = new lib.Queue(name, { connection });
+      const worker = new lib.Worker(name, async () => {}, { connection: connection.duplicate(), limiter: { max: 1, duration: 5000 } });
+      await q.add('a', {});
+      await q.add('b', {});
+      while ((await q.getCompletedCount()) < 1) await new Promise((res) => setTimeout(res, 10));
+      const [one, five, dflt] = [await q.getRateLimitTtl(1), await q.getRateLimitTtl(5), await q.getRateLimitTtl()];
+      await worker.close();
+      await q.obliterate({ force: true });
+      await q.close();
+      return { one: one > 0 && one <= 5000, five, dflt: dflt > 0 && dflt <= 5000 };
+    }, 'ratettl');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq).toEqual({ one: true, five: 0, dflt: true });
   });
 });
 
