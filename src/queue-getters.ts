@@ -8,8 +8,7 @@
  * inspect.typeKind). Orders: see inspect.rangeIds; with one lane they are BullMQ's.
  */
 import { readFileSync } from 'node:fs';
-import { Job } from './job.js';
-import { stateName, type JobState } from './job.js';
+import { Job, stateName, type JobState } from './job.js';
 import { clientName, depsKey, jobKey, laneKey, logsKey, queueKeys } from './keys.js';
 import {
   countJobTypes, jobTypes, loadJobs, rangeArgs, typeRanges, type JobType,
@@ -286,14 +285,17 @@ export abstract class QueueGetters<DataType = any, ReturnType = any, NameType ex
       }
     } while (cursor !== '0');
     const page = [...children].map(([key, item]) => ({ key, item })).slice(s, e < 0 ? undefined : e + 1);
+    // The listed children that still exist, 1,000 reads in flight at a time (separate commands,
+    // not one pipeline: in a Cluster a child of another queue lives in another slot).
     const jobs: Array<Record<string, unknown>> = [];
-    for (const c of page) {
-      const parsed = parseJobKey(c.key);
-      if (!parsed) continue;
-      const h = await this.ctx.client.hgetall(c.key);
-      if (Object.keys(h).length > 0) {
-        jobs.push(Job.fromHash({ ...this.ctx, keys: queueKeys(parsed.queue, parsed.prefix) }, parsed.id, h).toJSON());
-      }
+    for (let from = 0; from < page.length; from += 1000) {
+      const part = page.slice(from, from + 1000);
+      const hashes = await Promise.all(part.map((c) => this.ctx.client.hgetall(c.key)));
+      part.forEach((c, i) => {
+        const parsed = parseJobKey(c.key);
+        if (!parsed || Object.keys(hashes[i]).length === 0) return;
+        jobs.push(Job.fromHash({ ...this.ctx, keys: queueKeys(parsed.queue, parsed.prefix) }, parsed.id, hashes[i]).toJSON());
+      });
     }
     return { items: page.map((c) => c.item), jobs, total: children.size };
   }
