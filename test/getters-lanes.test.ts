@@ -90,4 +90,36 @@ describe('getters across lanes', () => {
     // A window in the middle: the same, from the nearer end.
     expect(await read('waiting', 398, 399, true)).toEqual({ names: ['l199-0', 'l199-1'], lanesRead: 1, lanesCounted: 300 });
   });
+
+  it('a sharded queue merges its shards with the same semantics: windows both ways, counts, one job', async () => {
+    const q = new Queue(qname('sharded'), { connection: redisUrl(), shards: 3 });
+    closers.push(() => q.close());
+    const lanes = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const lane of lanes) {
+      await q.add(`${lane}0`, {}, { lane });
+      await q.add(`${lane}1`, {}, { lane });
+      await q.add(`${lane}p`, {}, { lane, priority: 1 + lanes.indexOf(lane) });
+    }
+    for (let i = 0; i < 4; i++) await q.add(`d${i}`, {}, { lane: lanes[i], delay: 60_000 + i * 1000 });
+    const waitingAsc = lanes.flatMap((l) => [`${l}0`, `${l}1`]);
+    const prioAsc = lanes.map((l) => `${l}p`);
+    const delayedAsc = ['d0', 'd1', 'd2', 'd3'];
+    const names = async (...args: Parameters<Queue['getJobs']>) => (await q.getJobs(...args)).map((j) => j.name);
+    for (const [s, e] of [[0, -1], [1, 3], [-3, -1], [-2, -2], [4, 100], [10, 20], [-100, 1], [3, 1]] as Array<[number, number]>) {
+      for (const asc of [true, false]) {
+        const dir = <T>(xs: T[]) => (asc ? xs : [...xs].reverse());
+        expect(await names('wait', s, e, asc), `waiting ${s},${e},${asc}`).toEqual(redisSlice(dir(waitingAsc), s, e));
+        expect(await names('prioritized', s, e, asc), `prioritized ${s},${e},${asc}`).toEqual(redisSlice(dir(prioAsc), s, e));
+        expect(await names('delayed', s, e, asc), `delayed ${s},${e},${asc}`).toEqual(redisSlice(dir(delayedAsc), s, e));
+      }
+    }
+    expect(await q.getJobCounts('waiting', 'wait', 'prioritized', 'delayed', 'paused')).toEqual({ waiting: 12, wait: 12, prioritized: 6, delayed: 4, paused: 0 });
+    expect(await q.getCountsPerPriority([0, 1, 6, 7])).toEqual({ 0: 12, 1: 1, 6: 1, 7: 0 });
+    expect((await q.getRanges(['prioritized', 'waiting'], 0, 0, true)).length).toBe(2);
+    const [job] = await q.getJobs('prioritized', -1, -1);
+    await job.log('hello');
+    expect(await q.getJobState(job.id)).toBe('prioritized');
+    expect(await q.getJobLogs(job.id)).toEqual({ logs: ['hello'], count: 1 });
+    expect(await q.getJobState('nope')).toBe('unknown');
+  });
 });
