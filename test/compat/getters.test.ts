@@ -87,7 +87,7 @@ describe('listings (BullMQ QueueGetters)', () => {
     expect(r.bullmq.byDefault).toEqual(['j5', 'j4', 'j3', 'j2', 'j1', 'j0']);
   });
 
-  it('lifo jobs are listed where they will be served', async () => {
+  it('lifo and promoted jobs are listed where they will be served', async () => {
     const r = await sideBySide(async (lib, name, connection) => {
       const q = new lib.Queue(name, { connection });
       await q.add('a', {});
@@ -95,13 +95,16 @@ describe('listings (BullMQ QueueGetters)', () => {
       await q.add('L1', {}, { lifo: true });
       await q.add('c', {});
       await q.add('L2', {}, { lifo: true });
+      const d = await q.add('promoted', {}, { delay: 60_000 });
+      await q.add('after', {});
+      await d.promote(); // ready from now on: behind the jobs already waiting
       const out = { asc: (await q.getWaiting()).map((j) => j.name), desc: (await q.getJobs('waiting')).map((j) => j.name) };
       await q.obliterate({ force: true });
       await q.close();
       return out;
     }, 'lifo');
     expect(r.echomq).toEqual(r.bullmq);
-    expect(r.echomq.asc).toEqual(['L2', 'L1', 'a', 'b', 'c']);
+    expect(r.echomq.asc).toEqual(['L2', 'L1', 'a', 'b', 'c', 'after', 'promoted']);
   });
 
   it('prioritized, delayed and several types at once: order and windows both ways', async () => {
