@@ -8,6 +8,10 @@ export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, t
 export { Job, type JobState, type JobContext } from './job.js';
 export { LaneControls } from './lanes.js';
 export { type LaneInfo, type JobCounts, type JobStateName, JOB_STATES } from './inspect.js';
+export { type JobType, JOB_TYPES, DEFAULT_JOB_TYPES } from './inspect.js';
+export { type QueueMeta, type DependencyItem } from './queue-getters.js';
+export { type Metrics } from './queue-metrics.js';
+export { type ClientInfo } from './workers-list.js';
 export { type JobOptions, type KeepJobs, type DeduplicationOptions, DEFAULT_LANE, DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_MAX_PAYLOAD } from './options.js';
 export { type BackoffOptions, type BackoffStrategy, backoffDelay } from './backoff.js';
 export {

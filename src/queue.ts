@@ -7,7 +7,7 @@ import { ClosedError, errorFromCode, ActiveJobsError, InvalidStateError, Validat
 import { Job, type JobContext } from './job.js';
 import { jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { LaneControls } from './lanes.js';
-import { getJobCounts, getJobs, loadJobs, type JobCounts, type JobStateName } from './inspect.js';
+import { getJobs, loadJobs } from './inspect.js';
 import {
   DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions,
 } from './options.js';
@@ -303,7 +303,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   /** Frees a deduplication id at once, whatever holds it. Returns whether it was held. */
   async removeDeduplicationKey(id: string): Promise<boolean> {
     v.nonEmptyString('deduplication id', id);
-    const held = (await this.getDeduplicationJobId(id)) !== undefined;
+    const held = (await this.getDeduplicationJobId(id)) !== null;
     await this.ctx.client.multi().hdel(this.keys.dedup, id).zrem(this.keys.dedupx, id).exec();
     return held;
   }
@@ -416,15 +416,6 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     const [r] = await scripts.remove(this.ctx, { ids: [id] });
     if (r === -3) throw new InvalidStateError(id, 'remove', 'is active; it can be removed once it finishes');
     if (r < 0) throw errorFromCode(r, 'remove', id);
-  }
-
-  /**
-   * Prometheus text exposition for this queue (counts, lanes, throughput, latency); see
-   * metrics.ts. Loaded on first use, so prom-client is only required by those who call it.
-   */
-  async exportPrometheusMetrics(opts: import('./metrics.js').MetricsOptions = {}): Promise<string> {
-    const { exportPrometheusMetrics } = await import('./metrics.js');
-    return exportPrometheusMetrics(this, opts);
   }
 
   /**

@@ -23,8 +23,9 @@ import { EchoError, ActiveJobsError, ClosedError } from './errors.js';
 import { Queue, shardedQueueFactory, type BulkJob, type CleanState, type QueueOptions } from './queue.js';
 import { LaneControls } from './lanes.js';
 import { jobKey, queueKeys, shardQueueName, type QueueKeys } from './keys.js';
-import { getJobCounts, loadJobs, validateStates, type JobCounts, type JobStateName, type LaneInfo } from './inspect.js';
-import { Job, type JobContext } from './job.js';
+import { getJobCounts, jobTypes, rangeArgs, type JobType, type LaneInfo } from './inspect.js';
+import { loadRefs, shardedCounts, shardedRefs } from './sharded-listing.js';
+import { Job, type JobContext, type JobState } from './job.js';
 import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD, type JobOptions } from './options.js';
 import type { RedisClient } from './connection.js';
 import type { JobSchedulerJson, JobSchedulerTemplate, RepeatOptions } from './schedulers.js';
@@ -214,60 +215,51 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
   }
 
   /**
-   * Jobs of all shards, merged: ready states in lane-name order (each lane lives on one shard,
-   * so service order inside a lane is kept), the others by their score (lease deadline, due
-   * time, finish time) across shards. start…end apply to the merged list of each state.
+   * Jobs of all shards, merged (sharded-listing.ts): BullMQ's types, Redis range semantics on the
+   * merged list of each type, asc both ways; ready jobs in lane-name order (each lane lives on one
+   * shard, so service order inside a lane is kept), the others by score across shards.
    */
-  override async getJobs(states: JobStateName | JobStateName[] = [], start = 0, end = -1, asc = false): Promise<Job[]> {
-    const wanted = validateStates(typeof states === 'string' ? [states] : states);
-    v.nonNegativeInt('start', start);
-    v.integerIn('end', end, -1, Number.MAX_SAFE_INTEGER);
+  override async getJobs(types?: JobType | JobType[], start = 0, end = -1, asc = false): Promise<Array<Job<DataType, ReturnType, NameType>>> {
+    const wanted = jobTypes(types).filter((t) => t !== 'repeat'); // scheduler ids are no jobs
+    const [s, e] = rangeArgs(start, end);
     v.boolean('asc', asc);
     await this.ready();
-    const stop = end < 0 ? undefined : end + 1;
-    const out: Job[] = [];
-    for (const s of wanted) {
-      if (s === 'waiting' || s === 'prioritized' || s === 'paused') {
-        const lists = await this.all((q) => q.getJobs([s], 0, end));
-        const merged = lists.flatMap((jobs, shard) => jobs.map((job, pos) => ({ job, shard, pos })));
-        merged.sort((a, b) => byteCompare(a.job.lane, b.job.lane) || a.shard - b.shard || a.pos - b.pos);
-        out.push(...merged.slice(start, stop).map((m) => m.job));
-        continue;
-      }
-      const rows = await Promise.all(
-        this.shardKeys.map(async (k, shard) => {
-          const key = { active: k.active, delayed: k.delayed, completed: k.completed, failed: k.failed, 'waiting-children': k.wchildren }[s];
-          const flat = asc ? await this.client.zrange(key, 0, end, 'WITHSCORES') : await this.client.zrevrange(key, 0, end, 'WITHSCORES');
-          const r: Array<{ id: string; score: number; shard: number }> = [];
-          for (let i = 0; i < flat.length; i += 2) r.push({ id: flat[i], score: Number(flat[i + 1]), shard });
-          return r;
-        }),
-      );
-      const merged = rows.flat().sort((a, b) => (asc ? a.score - b.score : b.score - a.score) || a.shard - b.shard);
-      out.push(...(await this.loadInOrder(merged.slice(start, stop))));
-    }
-    return out;
+    return (await loadRefs(this.shCtx, await shardedRefs(this.client, this.shCtx, wanted, s, e, asc))) as Array<Job<DataType, ReturnType, NameType>>;
   }
 
-  private async loadInOrder(refs: ReadonlyArray<{ id: string; shard: number }>): Promise<Job[]> {
-    const byShard = new Map<number, string[]>();
-    for (const r of refs) (byShard.get(r.shard) ?? byShard.set(r.shard, []).get(r.shard)!).push(r.id);
-    const found = new Map<string, Job>();
-    await Promise.all(
-      [...byShard].map(async ([shard, ids]) => {
-        for (const j of await loadJobs(this.shCtx[shard], ids)) found.set(`${shard}:${j.id}`, j);
-      }),
-    );
-    return refs.map((r) => found.get(`${r.shard}:${r.id}`)).filter((j): j is Job => j !== undefined);
-  }
-
-  override async getJobCounts(...states: JobStateName[]): Promise<Partial<JobCounts>> {
-    const wanted = validateStates(states);
+  override async getRanges(types: JobType[], start = 0, end = 1, asc = false): Promise<string[]> {
+    const [s, e] = rangeArgs(start, end);
+    v.boolean('asc', asc);
+    if (Array.isArray(types) && types.length === 0) return [];
     await this.ready();
-    const per = await Promise.all(this.shardKeys.map((k) => getJobCounts(this.client, k, wanted)));
-    const out: Partial<JobCounts> = {};
-    for (const s of wanted) out[s] = per.reduce((a, c) => a + (c[s] ?? 0), 0);
+    return [...new Set((await shardedRefs(this.client, this.shCtx, jobTypes(types), s, e, asc)).map((r) => r.id))];
+  }
+
+  /** Counts summed over the shards (BullMQ's types and keys, as Queue.getJobCounts). */
+  override async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
+    const wanted = jobTypes(types);
+    await this.ready();
+    return shardedCounts(this.client, this.shardKeys, wanted);
+  }
+
+  override async getCountsPerPriority(priorities: number[]): Promise<Record<string, number>> {
+    await this.ready();
+    const per = await this.all((q) => q.getCountsPerPriority(priorities));
+    const out: Record<string, number> = {};
+    for (const c of per) for (const [p, n] of Object.entries(c)) out[p] = (out[p] ?? 0) + n;
     return out;
+  }
+
+  override async getJobState(id: string): Promise<JobState | 'unknown'> {
+    return (await this.jobShard(id)).getJobState(id);
+  }
+
+  override async getJobLogs(id: string, start = 0, end = -1, asc = true): Promise<{ logs: string[]; count: number }> {
+    return (await this.jobShard(id)).getJobLogs(id, start, end, asc);
+  }
+
+  override async getDependencies(parentId: string, type: 'processed' | 'pending', start: number, end: number) {
+    return (await this.jobShard(parentId)).getDependencies(parentId, type, start, end);
   }
 
   override async changePriority(id: string, priority: number, opts: { lifo?: boolean } = {}): Promise<void> {
@@ -307,10 +299,10 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     return (await this.all((q) => q.isPaused())).every(Boolean);
   }
 
-  override async getDeduplicationJobId(id: string): Promise<string | undefined> {
+  override async getDeduplicationJobId(id: string): Promise<string | null> {
     v.nonEmptyString('deduplication id', id);
     await this.ready();
-    return (await this.all((q) => q.getDeduplicationJobId(id))).find((x) => x !== undefined);
+    return (await this.all((q) => q.getDeduplicationJobId(id))).find((x) => x !== null) ?? null;
   }
 
   override async removeDeduplicationKey(id: string): Promise<boolean> {

@@ -83,7 +83,7 @@ describe('cluster: core', () => {
     await q.add('p0b', 5);
     await q.add('lifo', 6, { priority: 1, lifo: true });
     expect(await q.getJobCounts('waiting', 'prioritized')).toEqual({ waiting: 2, prioritized: 4 });
-    const waiting = await q.getJobs(['waiting', 'prioritized']);
+    const waiting = await q.getJobs(['waiting', 'prioritized'], 0, -1, true); // asc: service order (BullMQ's default lists newest first)
     expect(waiting.map((j) => j.name)).toEqual(['p0a', 'p0b', 'lifo', 'p1', 'p1b', 'p5']);
 
     const seen: string[] = [];
@@ -171,7 +171,8 @@ describe('cluster: core', () => {
     await q.add('a', 0);
     await sleep(300);
     expect(seen).toEqual([]);
-    expect(await q.getJobCounts('paused')).toEqual({ paused: 1 });
+    // As in BullMQ 6, a paused queue's jobs are still waiting.
+    expect(await q.getJobCounts('paused', 'waiting')).toEqual({ paused: 0, waiting: 1 });
     await q.resume();
     await waitFor(() => seen.length === 1, 5000, 'resumed job');
   });

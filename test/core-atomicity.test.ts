@@ -57,7 +57,7 @@ describe('core atomicity', () => {
 
     // Bookkeeping: nothing ready, active or leaked; retention kept the newest 1,000 (the default).
     expect(await queue.getJobCounts()).toMatchObject({
-      waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: 1000, failed: 0, paused: 0,
+      waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: 1000, failed: 0,
     });
     const k = keysOf(name);
     expect(await redis.zcard(k.laneBase + 'default')).toBe(0);

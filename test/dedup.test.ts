@@ -54,7 +54,7 @@ describe('deduplication', () => {
     expect((await q.add('d', {}, { deduplication: { id: 'k' } })).id).toBe(d.id);
     await q.remove(d.id);
     // removed: free again
-    expect(await q.getDeduplicationJobId('k')).toBeUndefined();
+    expect(await q.getDeduplicationJobId('k')).toBeNull();
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let started = 0;
@@ -70,7 +70,7 @@ describe('deduplication', () => {
     expect((await q.add('a', {}, { deduplication: { id: 'k' } })).id).toBe(a.id);
     release();
     await waitFor(async () => (await a.getState()) === 'completed', 5000, 'completed');
-    expect(await q.getDeduplicationJobId('k')).toBeUndefined();
+    expect(await q.getDeduplicationJobId('k')).toBeNull();
     await w.close(); // b must stay waiting
     const b = await q.add('a', {}, { deduplication: { id: 'k' } });
     expect(b.id).not.toBe(a.id);
@@ -99,7 +99,7 @@ describe('deduplication', () => {
     expect(dup.id).toBe(a.id);
     expect(await q.getDeduplicationJobId('t')).toBe(a.id);
     await sleep(450);
-    expect(await q.getDeduplicationJobId('t')).toBeUndefined();
+    expect(await q.getDeduplicationJobId('t')).toBeNull();
     const b = await q.add('a', {}, { deduplication: { id: 't', ttl: 400 } });
     expect(b.id).not.toBe(a.id);
   });
@@ -146,7 +146,7 @@ describe('deduplication', () => {
     await q.add('a', {}, { jobId: 'same' });
     const r = await q.add('a', {}, { jobId: 'same', deduplication: { id: 'z' } });
     expect(r.id).toBe('same');
-    expect(await q.getDeduplicationJobId('z')).toBeUndefined();
+    expect(await q.getDeduplicationJobId('z')).toBeNull();
   });
 
   it('refuses bad options and writes nothing', async () => {

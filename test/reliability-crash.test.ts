@@ -148,7 +148,7 @@ describe('reliability: worker processes killed with SIGKILL under load', () => {
 
     // Nothing failed, active, delayed or waiting; the lane bookkeeping is exact and empty.
     expect(await queue.getJobCounts()).toEqual({
-      waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: JOBS, failed: 0, paused: 0, 'waiting-children': 0,
+      waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: JOBS, failed: 0, 'waiting-children': 0,
     });
     expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);
     expect(await redis.llen(k.ring)).toBe(0);

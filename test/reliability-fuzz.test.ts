@@ -121,6 +121,8 @@ const idRef = fc.oneof(
 );
 
 const states = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'paused'];
+/** BullMQ's JobType names the getters accept: the states plus `wait`, `repeat`, `waiting-children`. */
+const jobTypes = [...states, 'wait', 'repeat', 'waiting-children'];
 const cleanStates = ['completed', 'failed', 'delayed', 'wait', 'waiting', 'prioritized'];
 const stateArb = fc.oneof(fc.constantFrom(...states, ...cleanStates, 'constructor', 'toString', '__proto__', 'hasOwnProperty', 'WAITING'), oddValue);
 
@@ -432,9 +434,10 @@ describe('reliability: fuzzed arguments to the public API', () => {
         case 'getJobs': {
           const list = op.states === undefined ? [] : typeof op.states === 'string' ? [op.states] : op.states;
           verdict = all(
-            Array.isArray(list) ? all(...list.map((s: unknown) => (states.includes(s as string) ? 'ok' : 'bad') as Verdict)) : 'bad',
-            op.start === undefined ? 'ok' : isInt(op.start, 0, MAX_SAFE),
-            op.end === undefined ? 'ok' : isInt(op.end, -1, MAX_SAFE),
+            Array.isArray(list) ? all(...list.map((s: unknown) => (jobTypes.includes(s as string) ? 'ok' : 'bad') as Verdict)) : 'bad',
+            // Redis-style ranges, as in BullMQ: any integer, negative counts from the end.
+            op.start === undefined ? 'ok' : isInt(op.start, -MAX_SAFE, MAX_SAFE),
+            op.end === undefined ? 'ok' : isInt(op.end, -MAX_SAFE, MAX_SAFE),
             op.asc === undefined || typeof op.asc === 'boolean' ? 'ok' : 'either',
           );
           readOnly = true;
@@ -446,7 +449,7 @@ describe('reliability: fuzzed arguments to the public API', () => {
           break;
         }
         case 'getJobCounts':
-          verdict = all(...op.states.map((s: unknown) => (states.includes(s as string) ? 'ok' : 'bad') as Verdict));
+          verdict = all(...op.states.map((s: unknown) => (jobTypes.includes(s as string) ? 'ok' : 'bad') as Verdict));
           readOnly = true;
           call = () => queue.getJobCounts(...op.states);
           check = async (counts) => {

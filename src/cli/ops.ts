@@ -10,6 +10,7 @@ import { jobKey, queueKeys } from '../keys.js';
 import {
   JOB_STATES,
   getJobCounts,
+  getJobs,
   laneReadyIds,
   listLanes,
   listQueues,
@@ -77,7 +78,7 @@ export interface QueueStatus extends QueueSummary {
 
 export async function queueStatus(q: Queue, maxLanes = 1000): Promise<QueueStatus> {
   const [counts, paused, conc, lanes] = await Promise.all([
-    q.getJobCounts() as Promise<JobCounts>,
+    getJobCounts(q.client, q.keys) as Promise<JobCounts>, // the operator's view, as queue lists show it
     q.isPaused(),
     q.client.hget(q.keys.meta, 'conc'),
     allLanes(q, maxLanes),
@@ -154,7 +155,8 @@ export async function findJobs(q: Queue, query: JobQuery): Promise<{ jobs: JobRo
 async function jobsInState(q: Queue, state: JobStateName, lane: string | undefined, offset: number, count: number): Promise<Job[]> {
   const ctx = ctxOf(q);
   if (state === 'waiting' || state === 'prioritized' || state === 'paused') {
-    if (lane === undefined) return q.getJobs([state], offset, offset + count - 1);
+    // The operator's view (inspect.getJobs): service order, and `paused` for a paused queue's jobs.
+    if (lane === undefined) return getJobs(ctx, [state], offset, offset + count - 1, true);
     const paused = await q.isPaused();
     if (state !== 'prioritized' && (state === 'paused') !== paused) return [];
     return loadJobs(ctx, await laneReadyIds(q.client, q.keys, lane, state === 'prioritized' ? 'prioritized' : 'waiting', offset, count));
