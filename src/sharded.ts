@@ -287,8 +287,8 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     return q.moveToLane(id, lane);
   }
 
-  override async remove(id: string): Promise<void> {
-    return (await this.jobShard(id)).remove(id);
+  override async remove(id: string, opts: { removeChildren?: boolean } = {}): Promise<number> {
+    return (await this.jobShard(id)).remove(id, opts);
   }
 
   override async pause(): Promise<void> {
@@ -313,30 +313,30 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     return (await this.all((q) => q.getDeduplicationJobId(id))).find((x) => x !== undefined);
   }
 
-  override async removeDeduplicationKey(id: string): Promise<boolean> {
+  override async removeDeduplicationKey(id: string): Promise<number> {
     v.nonEmptyString('deduplication id', id);
     await this.ready();
-    return (await this.all((q) => q.removeDeduplicationKey(id))).some(Boolean);
+    return (await this.all((q) => q.removeDeduplicationKey(id))).some(Boolean) ? 1 : 0;
   }
 
   /** Each shard gets ceil(max / shards) per duration: a limit per shard, not one shared counter. */
-  override async setGlobalRateLimit(max: number, duration: number): Promise<void> {
+  override async setGlobalRateLimit(max: number, duration: number): Promise<number> {
     v.positiveInt('max', max);
     v.positiveInt('duration', duration);
     await this.ready();
-    await this.all((q) => q.setGlobalRateLimit(Math.ceil(max / this.shards), duration));
+    return (await this.all((q) => q.setGlobalRateLimit(Math.ceil(max / this.shards), duration)))[0] ?? 0;
   }
 
-  override async removeGlobalRateLimit(): Promise<void> {
+  override async removeGlobalRateLimit(): Promise<number> {
     await this.ready();
-    await this.all((q) => q.removeGlobalRateLimit());
+    return (await this.all((q) => q.removeGlobalRateLimit()))[0] ?? 0;
   }
 
   /** Each shard gets ceil(n / shards) active jobs at most (up to n + shards - 1 in all). */
-  override async setGlobalConcurrency(n: number | null): Promise<void> {
+  override async setGlobalConcurrency(n: number | null): Promise<number> {
     if (n !== null) v.positiveInt('concurrency', n);
     await this.ready();
-    await this.all((q) => q.setGlobalConcurrency(n === null ? null : Math.ceil(n / this.shards)));
+    return (await this.all((q) => q.setGlobalConcurrency(n === null ? null : Math.ceil(n / this.shards))))[0] ?? 0;
   }
 
   override async drain(delayed = false): Promise<number> {
