@@ -110,9 +110,10 @@ async function cleanCandidates(ctx: JobContext, type: CleanState, cutoff: number
   }
   if (type === 'delayed') return client.zrange(keys.delayed, skip, skip + count - 1);
   if (type === 'active') return client.zrangebyscore(keys.active, '-inf', `(${now}`, 'LIMIT', skip, count); // leases that ran out
-  // Ready jobs: priority 0 for wait/waiting/paused, > 0 for prioritized, lane by lane. As in
-  // BullMQ, 'paused' finds the waiting jobs of a paused queue and 'wait' those of a running one.
-  if ((type === 'paused') !== paused && type !== 'prioritized') return [];
+  // Ready jobs: priority 0 for wait/waiting/paused, > 0 for prioritized, lane by lane. 'wait'
+  // finds them whether or not the queue is paused (as BullMQ 6); 'paused' only on a paused
+  // queue, where echomq reports them as paused (BullMQ 6 keeps no paused list: always none).
+  if (type === 'paused' && !paused) return [];
   const which = type === 'prioritized' ? 'prioritized' : 'waiting';
   const out: string[] = [];
   let cursor = '-';
