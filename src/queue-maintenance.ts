@@ -142,7 +142,7 @@ async function cleanCandidates(ctx: JobContext, type: CleanState, cutoff: number
  * once (an empty list when nothing was removed).
  */
 export async function clean(
-  ctx: JobContext, grace: number, limit: number, type: CleanState, report: (ids: string[]) => void,
+  ctx: JobContext, grace: number, limit: number, type: CleanState, onChunk: (ids: string[]) => void,
 ): Promise<string[]> {
   const now = await redisNow(ctx);
   const cutoff = now - grace;
@@ -153,6 +153,8 @@ export async function clean(
   const paused = (await ctx.client.hget(ctx.keys.meta, 'paused')) === '1';
   const removed: string[] = [];
   let chunk: string[] = [];
+  // BullMQ reads its wait list from the oldest end and lists those jobs newest first.
+  const report = (ids: string[]) => onChunk(state === 'w' ? [...ids].reverse() : ids);
   let skip = 0;
   let calls = 0;
   while (removed.length < max) {
@@ -174,7 +176,6 @@ export async function clean(
     if (candidates.length < want) break;
   }
   if (chunk.length > 0 || removed.length < max) report(chunk);
-  // BullMQ reads its wait list from the oldest end and returns those jobs newest first.
   if (state === 'w') removed.reverse();
   return removed;
 }
