@@ -7,7 +7,8 @@
 -- Returns: list of per-id results: 1 removed, -1 no such job, -3 active (not removed) or not
 --   matching the filter.
 -- Errors: per id, as above.
--- Events: removed (jobId, prev) per removed job; a removed flow child no longer holds its
+-- Events: removed (jobId, prev: BullMQ's name of the structure, e.g. wait, prioritized,
+--   delayed) per removed job; a removed flow child no longer holds its
 --   parent (lib/flow.lua): the parent may become waiting | delayed.
 --!include lib/common.lua
 --!include lib/lanes.lua
@@ -22,8 +23,8 @@ local now = nowMs()
 local res = {}
 for i = 3, #ARGV do
   local id = ARGV[i]
-  local r, st = removeOne(id, filter, cutoff, now)
-  if r == 1 then emit('removed', 'jobId', id, 'prev', STATE_NAMES[st] or st) end
+  local r, prev = removeOne(id, filter, cutoff, now)
+  if r == 1 then emit('removed', 'jobId', id, 'prev', prev) end
   res[#res + 1] = r
 end
 return res
