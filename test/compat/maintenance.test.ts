@@ -30,7 +30,7 @@ describe('retryJobs and promoteJobs', () => {
         reply: reply === undefined ? 'void' : 'value',
         counts: await queue.getJobCounts(...COUNTS),
         job: { state: await j.getState(), attemptsMade: j.attemptsMade, failedReason: j.failedReason ?? null, finishedOn: j.finishedOn ?? null,
-          processedOn: j.processedOn ?? null, stacktrace: j.stacktrace.length },
+          processedOn: j.processedOn ?? null, stacktrace: j.stacktrace?.length },
         seen: seen.sort((a, b) => String(a[1].jobId).localeCompare(String(b[1].jobId))),
       };
       await queue.obliterate({ force: true });
