@@ -96,6 +96,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   /** Adds waiting for the end of the tick (see add()). */
   private pendingAdds: PendingAdd[] = [];
   private flushing: Promise<void> | undefined;
+  private disconnected = false;
 
   /**
    * As BullMQ: an exception thrown by a listener becomes an 'error' event, and an 'error' nobody
@@ -572,6 +573,13 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     // Adds already accepted are sent before the connection closes.
     await this.flushAdds();
     await this.flushing;
-    await closeConnection(this.conn);
+    // After disconnect() a QUIT would wait forever on a client that never connects again.
+    await closeConnection(this.conn, this.disconnected);
+  }
+
+  /** Closes the connection at once, without waiting for pending replies (close() still resolves after it). */
+  override async disconnect(): Promise<void> {
+    this.disconnected = true;
+    await super.disconnect();
   }
 }

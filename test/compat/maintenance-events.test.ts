@@ -1,11 +1,12 @@
 // Queue instance events (BullMQ's QueueListener) and the small Queue commands side by side
 // with BullMQ: remove, global limits, rate limit keys, deduplication keys, job logs and
 // progress, pause/resume; plus echomq's argument checks (BullMQ has none: §7 alone applies).
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { closeConnections, sideBySide } from './harness.js';
 import { byName, recordEvents, settlingWorker } from './maintenance-helpers.js';
 import { client, keysOf, qname, redisUrl, snapshot, waitFor } from '../helpers.js';
 import { Queue, ValidationError } from '../../src/index.js';
+import { scripts } from '../../src/scripts/index.js';
 
 afterAll(closeConnections);
 
@@ -36,6 +37,28 @@ describe('Queue instance events', () => {
       ['waiting', 'a', 'string'], ['paused'], ['resumed'], ['progress', 'string', { pct: 50 }],
       ['removed', 'missing'], ['cleaned', 2, 'wait'], ['paused'],
     ]);
+  });
+
+  // echomq only: BullMQ's Queue reports the same ('connect ECONNREFUSED …' to its 'error'
+  // listeners, printed when there are none), but its disconnect() and close() never resolve
+  // while the server is unreachable, so it cannot be closed inside a test.
+  it("connection errors reach 'error' listeners, or are printed when nobody listens", async () => {
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const quiet = new Queue(qname('qconn'), { connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null } });
+      const heard = new Queue(qname('qconn'), { connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null } });
+      const errors: string[] = [];
+      heard.on('error', (err) => errors.push(err.message));
+      await waitFor(() => errors.length > 0 && printed.mock.calls.length > 0, 5000, 'connection errors');
+      expect(errors[0]).toContain('ECONNREFUSED');
+      expect(String(printed.mock.calls[0][0])).toContain('ECONNREFUSED');
+      for (const q of [quiet, heard]) {
+        await q.disconnect();
+        await q.close();
+      }
+    } finally {
+      printed.mockRestore();
+    }
   });
 
   it("a listener that throws becomes an 'error' event", async () => {
@@ -94,6 +117,12 @@ describe('remove', () => {
       const t2 = await flows.add({ name: 'p2', queueName: name, children: [{ name: 'c2', queueName: name }] });
       out.parentOnly = await queue.remove(t2.job.id!, { removeChildren: false });
       out.afterParentOnly = (await queue.getJobs(['waiting'])).map((j) => j.name);
+      const other = new lib.Queue(`${name}-b`, { connection });
+      const t3 = await flows.add({ name: 'p3', queueName: name, children: [{ name: 'x', queueName: `${name}-b` }] });
+      out.crossQueue = await queue.remove(t3.job.id!);
+      out.otherAfter = await other.getJobCounts('waiting');
+      await other.obliterate();
+      await other.close();
       release();
       await worker.close();
       await queue.obliterate({ force: true });
@@ -103,6 +132,7 @@ describe('remove', () => {
     expect(r.echomq).toEqual(r.bullmq);
     expect(r.echomq).toEqual({
       missing: 1, active: 0, parent: 1, afterParent: { waiting: 0, 'waiting-children': 0 }, parentOnly: 1, afterParentOnly: ['c2'],
+      crossQueue: 1, otherAfter: { waiting: 0 },
     });
   });
 
@@ -186,6 +216,29 @@ describe('job logs and progress through the Queue', () => {
     expect(r.echomq.counts).toEqual([1, 2, 2]);
   });
 });
+
+describe('clean active (echomq): only jobs nobody holds', () => {
+  it('removes an active job whose lease ran out and frees its lane slot', async () => {
+    const q = new Queue(qname('cleanact'), { connection: redisUrl() });
+    const redis = client();
+    const job = await q.add('a', {}, { lane: 'l1' });
+    const ctx = { client: redis, keys: q.keys };
+    await scripts.claim(ctx, { count: 1, leaseMs: 50 }); // a worker that died holding it
+    expect(await q.clean(0, 0, 'active')).toEqual([]); // the lease still runs
+    await waitFor(async () => Number((await redis.zscore(q.keys.active, job.id)) ?? 0) < (await redisMs(redis)), 2000, 'lease expiry');
+    expect(await q.clean(0, 0, 'active')).toEqual([job.id]);
+    expect(await q.getJobCounts('active')).toEqual({ active: 0 });
+    expect(await redis.hget(q.keys.lactive, 'l1')).toBeNull();
+    await q.obliterate();
+    await q.close();
+    redis.disconnect();
+  });
+});
+
+async function redisMs(redis: ReturnType<typeof client>): Promise<number> {
+  const [s, us] = await redis.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
 
 describe('argument checks (echomq): a ValidationError naming the field, and Redis unchanged', () => {
   it('refuses bad arguments before writing anything', async () => {
