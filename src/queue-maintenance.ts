@@ -22,8 +22,6 @@ const CLEAN_BATCH = 100;
 const BULLMQ_CLEAN_CHUNK = 10_000;
 /** Candidate ids per removeOrphans call. */
 const ORPHAN_BATCH = 100;
-/** Keys per UNLINK of obliterate's final sweep. */
-const SWEEP_BATCH = 500;
 
 /** BullMQ's clean types; 'waiting' is reported as 'wait', as BullMQ does. */
 export const CLEAN_TYPES = ['completed', 'wait', 'waiting', 'active', 'paused', 'prioritized', 'delayed', 'failed'] as const;
@@ -204,23 +202,14 @@ export const obliterateRefused = (queue: string) => new ActiveJobsError(queue);
 
 /**
  * Deletes the whole queue in bounded calls (the caller has paused it and checked for active
- * jobs). Then a bounded SCAN deletes whatever is left under the queue's hash tag: keys no
- * state structure lists (orphaned logs) and keys of features the script does not know.
+ * jobs). No keyspace SCAN: obliterate.lua knows every key family of a queue, and a SCAN would
+ * cost a pass over the whole database, however small the queue.
  */
 export async function obliterate(ctx: JobContext, name: string, budget: number, force: boolean): Promise<void> {
   for (;;) {
     const r = await scripts.obliterate(ctx, { budget, force });
     if (typeof r === 'number') throw obliterateRefused(name);
-    if (r.done) break;
-  }
-  const pattern = queueKeyPattern(ctx.keys);
-  for (const node of await masterNodes(ctx.client)) {
-    let cursor = '0';
-    do {
-      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SWEEP_BATCH);
-      cursor = next;
-      if (found.length > 0) await node.unlink(...found);
-    } while (cursor !== '0');
+    if (r.done) return;
   }
 }
 
