@@ -29,8 +29,9 @@ local MAX_CASCADE = 32
 
 -- Job jk (id) is being drained: releases its parent's hold on it (see the header).
 local function childDrained(jk, id, depth)
+  -- One HGET per drained job; the rest of the parent's fields only for flow children.
+  if not redis.call('HGET', jk, 'pid') then return end
   local p = redis.call('HMGET', jk, 'pid', 'pk', 'pq', 'ppx')
-  if not p[1] then return end
   now = now or nowMs()
   if p[2] == K.jobBase .. p[1] and depth < MAX_CASCADE then
     local dk = K.depsBase .. p[1]
@@ -49,20 +50,19 @@ local function childDrained(jk, id, depth)
   outbox = 1
 end
 
-local function drainJob(id)
-  childDrained(K.jobBase .. id, id, 0)
-  deleteJob(id)
-end
-
 -- Removes up to budget ready jobs of a lane; returns how many are left in it.
 local function drainLane(lane)
   local lk = K.laneBase .. lane
   local popped = redis.call('ZPOPMIN', lk, budget - removed)
   local prio = 0
+  local ids = {}
   for i = 1, #popped, 2 do
-    drainJob(memberId(popped[i]))
+    local id = memberId(popped[i])
+    ids[#ids + 1] = id
+    childDrained(K.jobBase .. id, id, 0)
     if tonumber(popped[i + 1]) > 0 then prio = prio + 1 end
   end
+  deleteJobs(ids) -- one DEL for the batch
   local n = #popped / 2
   if n > 0 then
     removed = removed + n
@@ -129,11 +129,14 @@ if done == 1 and ARGV[2] == '1' and removed < budget then
     if schedulerSlotJob(id) then
       kept = kept + 1
     else
-      drainJob(id)
+      childDrained(K.jobBase .. id, id, 0)
       gone[#gone + 1] = id
     end
   end
-  if #gone > 0 then redis.call('ZREM', K.delayed, unpack(gone)) end
+  if #gone > 0 then
+    deleteJobs(gone)
+    redis.call('ZREM', K.delayed, unpack(gone))
+  end
   removed = removed + #gone
   if redis.call('ZCARD', K.delayed) > kept then done = 0 end
 elseif done == 1 and ARGV[2] == '1' then
