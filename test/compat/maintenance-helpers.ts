@@ -46,12 +46,12 @@ export function byName(events: Logged[], names: Map<string, string>, keep: strin
  * A worker whose jobs fail when their name starts with 'f', wait for `release` when named
  * 'hold', and otherwise return their name.
  */
-export function settlingWorker(lib: Lib, name: string, release?: Promise<void>) {
+export function settlingWorker(lib: Lib, name: string, release?: Promise<void>, concurrency = 1) {
   const w = new lib.Worker(name, async (job: any) => {
     if (String(job.name).startsWith('f')) throw new Error('boom');
     if (job.name === 'hold') await release;
     return job.name;
-  }, { connection: newConnection(), maxStalledCount: 0 } as any);
+  }, { connection: newConnection(), maxStalledCount: 0, concurrency } as any);
   w.on('error', () => {});
   return w;
 }

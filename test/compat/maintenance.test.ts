@@ -68,6 +68,34 @@ describe('retryJobs and promoteJobs', () => {
     expect(r.echomq).toEqual({ waiting: [{ name: 'old', returnvalue: null }], completed: ['new'] });
   });
 
+  it('retryJobs puts a retried flow child back among its parent\'s pending children', async () => {
+    let release!: () => void;
+    const r = await sideBySide(async (lib, name, connection) => {
+      const gate = new Promise<void>((res) => (release = res));
+      const queue = new lib.Queue(name, { connection });
+      const flows = new lib.FlowProducer({ connection });
+      const tree = await flows.add({
+        name: 'p', queueName: name,
+        children: [{ name: 'hold', queueName: name }, { name: 'f1', queueName: name, opts: { ignoreDependencyOnFailure: true } }],
+      });
+      const worker = settlingWorker(lib, name, gate, 2);
+      await waitFor(async () => (await queue.getJobCountByTypes('failed', 'active')) === 2, 10000, 'f1 failed, hold active');
+      await worker.pause(true);
+      const parent = () => queue.getJob(tree.job.id!);
+      const before = (await (await parent())!.getDependencies()).unprocessed!.length;
+      await queue.retryJobs();
+      const after = (await (await parent())!.getDependencies()).unprocessed!.length;
+      const state = await (await parent())!.getState();
+      release();
+      await worker.close();
+      await queue.obliterate({ force: true });
+      await Promise.all([queue.close(), flows.close()]);
+      return { before, after, state };
+    }, 'retryflow');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq).toEqual({ before: 1, after: 2, state: 'waiting-children' });
+  });
+
   it('promoteJobs makes every delayed job waiting, earliest due first, with waiting events', async () => {
     const r = await sideBySide(async (lib, name, connection) => {
       const queue = new lib.Queue(name, { connection });
