@@ -508,6 +508,11 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     return maint.removeOrphanedJobs(this.ctx, count, limit);
   }
 
+  /** BullMQ 4's migration helper; echomq never had that key, so there is nothing to delete: 0. */
+  async removeDeprecatedPriorityKey(): Promise<number> {
+    return 0;
+  }
+
   /** Trims the events stream to about `maxLength` entries; returns how many were trimmed. */
   async trimEvents(maxLength: number): Promise<number> {
     this.open();

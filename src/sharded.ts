@@ -344,6 +344,10 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     return (await this.all((q) => q.removeRateLimitKey())).some(Boolean) ? 1 : 0;
   }
 
+  override async removeDeprecatedPriorityKey(): Promise<number> {
+    return 0;
+  }
+
   override async removeGlobalConcurrency(): Promise<number> {
     await this.ready();
     return (await this.all((q) => q.removeGlobalConcurrency()))[0] ?? 0;
