@@ -447,9 +447,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   /**
    * Removes up to `limit` jobs (0 = no limit) of a type that are older than `grace` ms: finish
    * time for completed/failed, else the last start, then the creation time. Types as BullMQ:
-   * completed, failed, delayed, prioritized, wait/waiting (of a running queue), paused (waiting
-   * jobs of a paused queue), active (only jobs whose lease ran out: nobody holds them). Returns
-   * the removed ids; emits `cleaned(ids, type)`.
+   * completed, failed, delayed, prioritized, wait/waiting (paused or not), paused (the waiting
+   * jobs of a paused queue only), active (only jobs whose lease ran out: nobody holds them).
+   * Returns the removed ids; emits `cleaned(ids, type)`; one `cleaned` stream event per batch.
    */
   async clean(grace: number, limit: number, type: CleanState = 'completed'): Promise<string[]> {
     this.open();
