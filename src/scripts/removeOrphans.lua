@@ -18,9 +18,12 @@ for i = 1, #ARGV do
   local referenced = false
   if f[1] then
     if f[1] == 'w' then
-      referenced = f[3] ~= false and redis.call('ZSCORE', K.laneBase .. laneOr(f[2]), f[3] .. id) ~= false
+      -- A ready job's lane member is its stamp and id; without a stamp it cannot be checked: kept.
+      referenced = not f[3] or redis.call('ZSCORE', K.laneBase .. laneOr(f[2]), f[3] .. id) ~= false
     elseif SETS[f[1]] then
       referenced = redis.call('ZSCORE', SETS[f[1]], id) ~= false
+    else
+      referenced = true -- a state this script does not know: never deleted
     end
     if not referenced then
       for _, key in pairs(SETS) do
