@@ -57,10 +57,13 @@ export class InvalidStateError extends EchoError {
   }
 }
 
-/** obliterate() without force on a queue that has active jobs. Nothing was deleted. */
+/**
+ * obliterate() without force on a queue that has active jobs. Nothing was deleted. The message
+ * begins with BullMQ's text.
+ */
 export class ActiveJobsError extends EchoError {
   constructor(queue: string) {
-    super('ERR_ACTIVE_JOBS', `obliterate: queue ${JSON.stringify(queue)} has active jobs; pass { force: true } to delete them too`);
+    super('ERR_ACTIVE_JOBS', `Cannot obliterate queue with active jobs: queue ${JSON.stringify(queue)} has active jobs; pass { force: true } to delete them too`);
   }
 }
 

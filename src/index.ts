@@ -1,5 +1,6 @@
 /** echomq: a fair, exact-priority job queue for Node.js on Redis. */
-export { Queue, type QueueOptions, type BulkJob, type CleanState } from './queue.js';
+export { Queue, type QueueOptions, type BulkJob, type CleanState, type RetryJobsOptions } from './queue.js';
+export { type QueueListener, type ObliterateOpts, type JobProgress } from './queue-listener.js';
 export { Worker, type WorkerOptions, type Processor } from './worker.js';
 export { ProcessorFileError, type SandboxedOptions } from './sandbox/index.js';
 export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode } from './flow-producer.js';

@@ -1,11 +1,13 @@
 /**
- * Queue: the producer and admin side. BullMQ names: add, addBulk, getJob, getJobs,
- * getJobCounts, pause, resume, drain, clean, obliterate, close; plus lanes.
+ * Queue: the producer and admin side, with BullMQ's names, arguments, return values and
+ * instance events (QueueListener): add, addBulk, pause, resume, the global limits, and the
+ * maintenance commands, whose work lives in queue-maintenance.ts; plus lanes. The read side is
+ * QueueGetters (queue-getters.ts), identity QueueBase (queue-base.ts).
  */
 import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
-import { ClosedError, errorFromCode, ActiveJobsError, InvalidStateError, ValidationError } from './errors.js';
+import { errorFromCode, ActiveJobsError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
-import { jobKey, queueKeys, type QueueKeys } from './keys.js';
+import { queueKeys, type QueueKeys } from './keys.js';
 import { LaneControls } from './lanes.js';
 import { getJobs, loadJobs } from './inspect.js';
 import {
@@ -16,6 +18,16 @@ import * as v from './validate.js';
 import { startProducerSpan, type TraceCarrier } from './tracing.js';
 import * as schedulers from './schedulers.js';
 import { QueueGetters } from './queue-getters.js';
+import * as maint from './queue-maintenance.js';
+import type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
+
+import type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
+
+export type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
+export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
+
+/** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
+const RATE_BLOCK = 2 ** 50;
 
 export interface QueueOptions {
   /** Redis URL, ioredis options, or an ioredis client (used as is, not closed by echomq). */
@@ -48,13 +60,6 @@ export interface QueueOptions {
 export const shardedQueueFactory: { create?: (name: string, opts: QueueOptions) => Queue } = {};
 
 /**
- * Jobs per Redis call for maintenance work (drain, obliterate): ~3 µs a job, so a call stays
- * near 1.5 ms however big the queue (test/reliability-bounded).
- */
-const BATCH = 500;
-/** Jobs per remove-script call in clean(): each removal also writes an event (~10 µs a job). */
-const CLEAN_BATCH = 100;
-/**
  * Most jobs per addBulk call to Redis; bigger bulks are split (one round trip per batch). An add
  * costs Redis ~10–20 µs a job, so 100 keeps every call near 2 ms (test/reliability-bounded).
  */
@@ -78,8 +83,6 @@ export interface BulkJob<D = any> {
   opts?: JobOptions;
 }
 
-export type CleanState = 'completed' | 'failed' | 'delayed' | 'wait' | 'waiting' | 'prioritized';
-
 export class Queue<DataType = any, ReturnType = any, NameType extends string = string> extends QueueGetters<DataType, ReturnType, NameType> {
   // Declared, not initialised: with `shards > 1` the constructor returns a ShardedQueue instead.
   declare readonly name: string;
@@ -93,6 +96,53 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   /** Adds waiting for the end of the tick (see add()). */
   private pendingAdds: PendingAdd[] = [];
   private flushing: Promise<void> | undefined;
+  private disconnected = false;
+
+  /**
+   * As BullMQ: an exception thrown by a listener becomes an 'error' event, and an 'error' nobody
+   * listens for is printed (console.error) instead of crashing the process or being dropped.
+   */
+  override emit<U extends keyof QueueListener<Job<DataType, ReturnType, NameType>>>(
+    event: U, ...args: Parameters<QueueListener<Job<DataType, ReturnType, NameType>>[U]>): boolean;
+  override emit(event: string | symbol, ...args: any[]): boolean;
+  override emit(event: string | symbol, ...args: any[]): boolean {
+    try {
+      if (event === 'error' && this.listenerCount('error') === 0) {
+        console.error(args[0]);
+        return false;
+      }
+      return super.emit(event, ...args);
+    } catch (err) {
+      if (event === 'error' || this.listenerCount('error') === 0) {
+        console.error(err);
+        return false;
+      }
+      try {
+        return super.emit('error', err);
+      } catch (again) {
+        console.error(again);
+        return false;
+      }
+    }
+  }
+
+  override on<U extends keyof QueueListener<Job<DataType, ReturnType, NameType>>>(event: U, listener: QueueListener<Job<DataType, ReturnType, NameType>>[U]): this;
+  override on(event: string | symbol, listener: (...args: any[]) => void): this;
+  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.on(event, listener);
+  }
+
+  override once<U extends keyof QueueListener<Job<DataType, ReturnType, NameType>>>(event: U, listener: QueueListener<Job<DataType, ReturnType, NameType>>[U]): this;
+  override once(event: string | symbol, listener: (...args: any[]) => void): this;
+  override once(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.once(event, listener);
+  }
+
+  override off<U extends keyof QueueListener<Job<DataType, ReturnType, NameType>>>(event: U, listener: QueueListener<Job<DataType, ReturnType, NameType>>[U]): this;
+  override off(event: string | symbol, listener: (...args: any[]) => void): this;
+  override off(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.off(event, listener);
+  }
 
   constructor(name: string, opts: QueueOptions = {}) {
     super();
@@ -119,10 +169,12 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     this.keys = queueKeys(name, prefix);
     this.conn = openConnection(opts.connection);
     // Lost connections are retried by ioredis (calls wait, or reject after its retries); the
-    // queue's 'error' listeners see each connection error (as QueueEvents does).
+    // queue's 'error' listeners see each connection error, as BullMQ's (printed when nobody
+    // listens: see emit). A connection the user passed in is theirs to watch.
     if (this.conn.owned) {
-      this.conn.client.on('error', (err: Error) => {
-        if (this.listenerCount('error') > 0) this.emit('error', err);
+      this.conn.client.on('error', (err: Error) => this.emit('error', err));
+      this.conn.client.on('end', () => {
+        if (!this.closed) this.emit('ioredis:close');
       });
     }
     const ids = opts.shardOf ? { step: opts.shardOf.count, offset: opts.shardOf.index } : undefined;
@@ -175,7 +227,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     return new Promise((resolve, reject) => {
       this.pendingAdds.push({
         args,
-        resolve: (job) => (span.end(), resolve(job)),
+        resolve: (job) => (span.end(), resolve(job), this.emit('waiting', job as Job<DataType, ReturnType, NameType>)),
         reject: (err) => (span.end(err), reject(err)),
       });
       if (this.pendingAdds.length === 1) process.nextTick(() => void this.flushAdds());
@@ -289,133 +341,204 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     if (r < 0) throw errorFromCode(r, 'moveToLane', id);
   }
 
-  /** Stops every worker from claiming (checked inside the claim script). */
+  /** Stops every worker from claiming (checked inside the claim script); emits `paused`. */
   async pause(): Promise<void> {
     this.open();
     await scripts.pause(this.ctx, true);
+    this.emit('paused');
   }
 
+  /** Lets workers claim again; emits `resumed`. */
   async resume(): Promise<void> {
     this.open();
     await scripts.pause(this.ctx, false);
+    this.emit('resumed');
   }
 
-  /** Frees a deduplication id at once, whatever holds it. Returns whether it was held. */
-  async removeDeduplicationKey(id: string): Promise<boolean> {
+  /**
+   * Frees a deduplication id at once, whatever holds it. Returns 1 when a live job or a throttle
+   * window held it, else 0 (BullMQ's DEL count).
+   */
+  async removeDeduplicationKey(id: string): Promise<number> {
     v.nonEmptyString('deduplication id', id);
     const held = (await this.getDeduplicationJobId(id)) !== null;
     await this.ctx.client.multi().hdel(this.keys.dedup, id).zrem(this.keys.dedupx, id).exec();
-    return held;
+    return held ? 1 : 0;
+  }
+
+  /** @deprecated use removeDeduplicationKey (BullMQ's old name). */
+  removeDebounceKey(id: string): Promise<number> {
+    return this.removeDeduplicationKey(id);
   }
 
   /**
    * Queue-wide rate limit, shared by every worker: at most `max` jobs start per `duration` ms
    * (meta rlmax/rldur, checked inside the claim). Workers with a `limiter` option set the same.
+   * Returns the number of fields that were not set before (BullMQ's HSET reply: 2, or 0).
    */
-  async setGlobalRateLimit(max: number, duration: number): Promise<void> {
+  async setGlobalRateLimit(max: number, duration: number): Promise<number> {
     v.integerIn('max', max, 1, 1_000_000_000);
     v.integerIn('duration', duration, 1, 86_400_000);
-    await this.ctx.client.hset(this.keys.meta, 'rlmax', max, 'rldur', duration);
+    return this.ctx.client.hset(this.keys.meta, 'rlmax', max, 'rldur', duration);
   }
 
-  /** Removes the queue-wide rate limit (and any block set by worker.rateLimit). */
-  async removeGlobalRateLimit(): Promise<void> {
-    await this.ctx.client.multi().hdel(this.keys.meta, 'rlmax', 'rldur').del(this.keys.rate).exec();
+  /** Removes the queue-wide rate limit; returns how many of its two fields were set (BullMQ's HDEL reply). */
+  async removeGlobalRateLimit(): Promise<number> {
+    return this.ctx.client.hdel(this.keys.meta, 'rlmax', 'rldur');
   }
 
-  /** Most jobs of the queue active at once across all workers; null removes the limit. */
-  async setGlobalConcurrency(n: number | null): Promise<void> {
-    if (n === null) await this.ctx.client.hdel(this.keys.meta, 'conc');
-    else await this.ctx.client.hset(this.keys.meta, 'conc', v.positiveInt('concurrency', n));
+  /**
+   * Most jobs of the queue active at once across all workers; null removes the limit (echomq).
+   * Returns 1 when no limit was set before, else 0 (BullMQ's HSET reply).
+   */
+  async setGlobalConcurrency(concurrency: number | null): Promise<number> {
+    if (concurrency === null) return this.removeGlobalConcurrency();
+    return this.ctx.client.hset(this.keys.meta, 'conc', v.positiveInt('concurrency', concurrency));
   }
 
-  /** Removes all waiting jobs (and delayed ones with delayed=true), in bounded batches. */
+  /** Removes the global concurrency limit; returns 1 when one was set. */
+  async removeGlobalConcurrency(): Promise<number> {
+    return this.ctx.client.hdel(this.keys.meta, 'conc');
+  }
+
+  /**
+   * Blocks claims of the whole queue (every worker) for `expireTimeMs` ms, as worker.rateLimit:
+   * the global rate counter is set to its block value with that ttl (lib/claim.lua).
+   */
+  async rateLimit(expireTimeMs: number): Promise<void> {
+    v.integerIn('expireTimeMs', expireTimeMs, 1, 86_400_000);
+    await this.ctx.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', expireTimeMs).hset(this.keys.meta, 'blk', '1').exec();
+  }
+
+  /** Ends a rate-limit window or block now; returns 1 when one was running (BullMQ's DEL reply). */
+  async removeRateLimitKey(): Promise<number> {
+    return this.ctx.client.del(this.keys.rate);
+  }
+
+  /**
+   * Moves failed (default) or completed jobs that finished at or before `timestamp` back to
+   * waiting, oldest first, `count` per call until none is left. As BullMQ, attemptsMade is kept
+   * (a job retried after its last attempt fails for good at its next failure). Emits waiting
+   * events (prev = the state). Resolves with the number of jobs moved (BullMQ: void).
+   */
+  async retryJobs(opts: RetryJobsOptions = {}): Promise<number> {
+    this.open();
+    return maint.retryJobs(this.ctx, maint.checkRetryJobs(opts));
+  }
+
+  /** Makes every delayed job waiting now, `count` per call. Resolves with the number moved (BullMQ: void). */
+  async promoteJobs(opts: { count?: number } = {}): Promise<number> {
+    this.open();
+    const o = v.plainObject('opts', opts);
+    return maint.promoteJobs(this.ctx, o.count === undefined ? 1000 : v.positiveInt('count', o.count));
+  }
+
+  /**
+   * Removes all waiting and prioritized jobs (and delayed ones with delayed=true; the job of a
+   * scheduler's next slot stays), in bounded batches. Flows as BullMQ: a parent in this queue
+   * whose last pending child was drained goes with it. Returns how many were removed (BullMQ: void).
+   */
   async drain(delayed = false): Promise<number> {
     this.open();
     v.boolean('delayed', delayed);
-    let cursor = '';
-    let removed = 0;
-    for (;;) {
-      const r = await scripts.drain(this.ctx, { budget: BATCH, delayed, cursor });
-      removed += r.removed;
-      cursor = r.cursor;
-      if (r.done) return removed;
-    }
+    return maint.drain(this.ctx, delayed);
   }
 
   /**
-   * Removes up to `limit` jobs (0 = no limit) of a state that are older than `grace` ms
-   * (finish time for completed/failed, creation time otherwise). Returns the removed ids.
+   * Removes up to `limit` jobs (0 = no limit) of a type that are older than `grace` ms: finish
+   * time for completed/failed, else the last start, then the creation time. Types as BullMQ:
+   * completed, failed, delayed, prioritized, wait/waiting (paused or not), paused (the waiting
+   * jobs of a paused queue only), active (only jobs whose lease ran out: nobody holds them).
+   * Returns the removed ids; emits `cleaned(ids, type)`; one `cleaned` stream event per batch.
    */
-  async clean(grace: number, limit: number, state: CleanState = 'completed'): Promise<string[]> {
+  async clean(grace: number, limit: number, type: CleanState = 'completed'): Promise<string[]> {
     this.open();
-    v.nonNegativeInt('grace', grace);
-    v.nonNegativeInt('limit', limit);
-    const codes = { completed: 'c', failed: 'f', delayed: 'd', wait: 'w', waiting: 'w', prioritized: 'w' } as const;
-    const code = typeof state === 'string' && Object.hasOwn(codes, state) ? codes[state] : undefined;
-    if (!code) v.fail('state', 'one of completed, failed, delayed, wait, waiting, prioritized', state);
-    const [sec, usec] = await this.ctx.client.time();
-    const cutoff = Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - grace;
-    const max = limit === 0 ? Number.MAX_SAFE_INTEGER : limit;
-    const removed: string[] = [];
-    let start = 0;
-    while (removed.length < max) {
-      const want = Math.min(CLEAN_BATCH, max - removed.length);
-      const candidates = await this.cleanCandidates(state, cutoff, start, want);
-      if (candidates.length === 0) break;
-      const res = await scripts.remove(this.ctx, { ids: candidates, state: code, cutoffMs: cutoff });
-      let kept = 0;
-      res.forEach((r, i) => (r === 1 ? removed.push(candidates[i]) : kept++));
-      start += kept; // ids that stayed (filtered out) are skipped on the next page
-      if (candidates.length < want) break;
-    }
-    return removed;
-  }
-
-  private async cleanCandidates(state: CleanState, cutoff: number, start: number, count: number): Promise<string[]> {
-    const c = this.ctx.client;
-    if (state === 'completed' || state === 'failed') {
-      const key = state === 'completed' ? this.keys.completed : this.keys.failed;
-      return c.zrangebyscore(key, '-inf', cutoff, 'LIMIT', start, count);
-    }
-    if (state === 'delayed') return c.zrange(this.keys.delayed, start, start + count - 1);
-    // Inspection files priority-0 ready jobs of a paused queue under 'paused'; they are still
-    // the waiting jobs to clean.
-    const which = state === 'prioritized' ? 'prioritized' : (await this.isPaused()) ? 'paused' : 'waiting';
-    const jobs = await getJobs(this.ctx, [which], start, start + count - 1, true);
-    return jobs.map((j) => j.id);
+    const t = maint.checkClean(grace, limit, type);
+    return maint.clean(this.ctx, grace, limit, t, (ids) => this.emit('cleaned', ids, maint.cleanReportType(t)));
   }
 
   /**
-   * Deletes the queue: every job, lane setting and event. Refused with ActiveJobsError while jobs
-   * are active unless `force`. Pauses the queue first; works in bounded batches.
+   * Deletes the queue: every job with its logs, lane settings, schedulers, metrics and events.
+   * Refused with ActiveJobsError ("Cannot obliterate queue with active jobs") while jobs are
+   * active unless `force`; then nothing changes. Pauses the queue first (emits `paused`) and
+   * deletes in bounded batches of `count` jobs.
    */
-  async obliterate(opts: { force?: boolean; count?: number } = {}): Promise<void> {
+  async obliterate(opts: ObliterateOpts = {}): Promise<void> {
     this.open();
     v.plainObject('opts', opts);
     const force = opts.force === undefined ? false : v.boolean('force', opts.force);
-    const budget = opts.count === undefined ? BATCH : v.positiveInt('count', opts.count);
-    if (!force && (await this.ctx.client.zcard(this.keys.active)) > 0) throw new ActiveJobsError(this.name);
+    const budget = opts.count === undefined ? maint.BATCH : v.positiveInt('count', opts.count);
+    if (!force && (await this.ctx.client.zcard(this.keys.active)) > 0) throw maint.obliterateRefused(this.name);
     const wasPaused = await this.isPaused();
     await scripts.pause(this.ctx, true);
-    for (;;) {
-      const r = await scripts.obliterate(this.ctx, { budget, force });
-      if (typeof r === 'number') {
-        // A claim slipped in between the check and the pause: nothing was deleted, so leave the
-        // queue as it was.
-        if (!wasPaused) await scripts.pause(this.ctx, false);
-        throw new ActiveJobsError(this.name);
-      }
-      if (r.done) return;
+    this.emit('paused');
+    try {
+      await maint.obliterate(this.ctx, this.name, budget, force);
+    } catch (err) {
+      // A claim slipped in between the check and the pause: nothing was deleted, so leave the
+      // queue as it was.
+      if (err instanceof ActiveJobsError && !wasPaused) await scripts.pause(this.ctx, false);
+      throw err;
     }
   }
 
-  /** Removes one job (refused while active). */
-  async remove(id: string): Promise<void> {
-    v.existingJobId(id);
-    const [r] = await scripts.remove(this.ctx, { ids: [id] });
-    if (r === -3) throw new InvalidStateError(id, 'remove', 'is active; it can be removed once it finishes');
-    if (r < 0) throw errorFromCode(r, 'remove', id);
+  /**
+   * Removes a job and, unless removeChildren is false, the children it has (recursively).
+   * Returns 1, also for a job that does not exist, or 0 when the job or a child it waits for is
+   * active (nothing removed), as BullMQ; emits `removed(jobId)` on 1.
+   */
+  async remove(jobId: string, opts: { removeChildren?: boolean } = {}): Promise<number> {
+    this.open();
+    v.existingJobId(jobId);
+    const o = v.plainObject('opts', opts);
+    const removeChildren = o.removeChildren === undefined ? true : v.boolean('removeChildren', o.removeChildren);
+    const r = await maint.removeJob(this.ctx, jobId, removeChildren);
+    if (r === 1) this.emit('removed', jobId);
+    return r;
+  }
+
+  /**
+   * Deletes job hashes no state structure references (and their logs), scanning `count` keys per
+   * step; stops after `limit` (0 = no limit). Returns how many were removed.
+   */
+  async removeOrphanedJobs(count = 1000, limit = 0): Promise<number> {
+    this.open();
+    v.positiveInt('count', count);
+    v.nonNegativeInt('limit', limit);
+    return maint.removeOrphanedJobs(this.ctx, count, limit);
+  }
+
+  /** BullMQ 4's migration helper; echomq never had that key, so there is nothing to delete: 0. */
+  async removeDeprecatedPriorityKey(): Promise<number> {
+    return 0;
+  }
+
+  /** Trims the events stream to about `maxLength` entries; returns how many were trimmed. */
+  async trimEvents(maxLength: number): Promise<number> {
+    this.open();
+    v.nonNegativeInt('maxLength', maxLength);
+    return this.ctx.client.xtrim(this.keys.events, 'MAXLEN', '~', maxLength);
+  }
+
+  /** Appends a line to a job's log; returns the number of lines kept (keepLogs: most kept, 0 = all). */
+  async addJobLog(jobId: string, logRow: string, keepLogs?: number): Promise<number> {
+    this.open();
+    v.existingJobId(jobId);
+    v.string('logRow', logRow, this.ctx.maxPayloadBytes);
+    const keep = keepLogs === undefined ? this.ctx.keepLogs : v.nonNegativeInt('keepLogs', keepLogs);
+    const n = await scripts.addLog(this.ctx, { id: jobId, line: logRow, keep });
+    if (n < 0) throw maint.missingJob(jobId, 'addLog');
+    return n;
+  }
+
+  /** Stores a job's progress (a number or a JSON value), writes the progress event and emits `progress`. */
+  async updateJobProgress(jobId: string, progress: JobProgress): Promise<void> {
+    this.open();
+    v.existingJobId(jobId);
+    const json = v.encodeJson('progress', progress, this.ctx.maxPayloadBytes);
+    const r = await scripts.progress(this.ctx, { id: jobId, progress: json });
+    if (r < 0) throw maint.missingJob(jobId, 'updateProgress');
+    this.emit('progress', jobId, progress);
   }
 
   /**
@@ -446,6 +569,13 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     // Adds already accepted are sent before the connection closes.
     await this.flushAdds();
     await this.flushing;
-    await closeConnection(this.conn);
+    // After disconnect() a QUIT would wait forever on a client that never connects again.
+    await closeConnection(this.conn, this.disconnected);
+  }
+
+  /** Closes the connection at once, without waiting for pending replies (close() still resolves after it). */
+  override async disconnect(): Promise<void> {
+    this.disconnected = true;
+    await super.disconnect();
   }
 }

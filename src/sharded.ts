@@ -20,7 +20,7 @@
  * Workers: see sharded-worker.ts.
  */
 import { EchoError, ActiveJobsError, ClosedError } from './errors.js';
-import { Queue, shardedQueueFactory, type BulkJob, type CleanState, type QueueOptions } from './queue.js';
+import { Queue, shardedQueueFactory, type BulkJob, type CleanState, type JobProgress, type QueueOptions, type RetryJobsOptions } from './queue.js';
 import { LaneControls } from './lanes.js';
 import { jobKey, queueKeys, shardQueueName, type QueueKeys } from './keys.js';
 import { getJobCounts, jobTypes, rangeArgs, type JobType, type LaneInfo } from './inspect.js';
@@ -182,7 +182,9 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
     const lane: unknown = (merged as JobOptions | undefined)?.lane ?? DEFAULT_LANE;
     await this.ready();
-    return this.shardQueues[typeof lane === 'string' ? laneShard(lane, this.shards) : 0].add(name, data, opts);
+    const job = await this.shardQueues[typeof lane === 'string' ? laneShard(lane, this.shards) : 0].add(name, data, opts);
+    this.emit('waiting', job);
+    return job;
   }
 
   /** Validates every job first, then adds each shard's part (one round trip per shard and 1,000). */
@@ -279,18 +281,80 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     return q.moveToLane(id, lane);
   }
 
-  override async remove(id: string): Promise<void> {
-    return (await this.jobShard(id)).remove(id);
+  override async remove(id: string, opts: { removeChildren?: boolean } = {}): Promise<number> {
+    const r = await (await this.jobShard(id)).remove(id, opts);
+    if (r === 1) this.emit('removed', id);
+    return r;
+  }
+
+  override async addJobLog(jobId: string, logRow: string, keepLogs?: number): Promise<number> {
+    return (await this.jobShard(jobId)).addJobLog(jobId, logRow, keepLogs);
+  }
+
+  override async updateJobProgress(jobId: string, progress: JobProgress): Promise<void> {
+    await (await this.jobShard(jobId)).updateJobProgress(jobId, progress);
+    this.emit('progress', jobId, progress);
+  }
+
+  /** Every shard, one after the other; resolves with the total moved. */
+  override async retryJobs(opts: RetryJobsOptions = {}): Promise<number> {
+    await this.ready();
+    let n = 0;
+    for (const q of this.shardQueues) n += await q.retryJobs(opts);
+    return n;
+  }
+
+  override async promoteJobs(opts: { count?: number } = {}): Promise<number> {
+    await this.ready();
+    let n = 0;
+    for (const q of this.shardQueues) n += await q.promoteJobs(opts);
+    return n;
+  }
+
+  override async removeOrphanedJobs(count = 1000, limit = 0): Promise<number> {
+    await this.ready();
+    let n = 0;
+    for (const q of this.shardQueues) {
+      if (limit > 0 && n >= limit) break;
+      n += await q.removeOrphanedJobs(count, limit === 0 ? 0 : limit - n);
+    }
+    return n;
+  }
+
+  override async trimEvents(maxLength: number): Promise<number> {
+    await this.ready();
+    return (await this.all((q) => q.trimEvents(maxLength))).reduce((a, b) => a + b, 0);
+  }
+
+  override async rateLimit(expireTimeMs: number): Promise<void> {
+    await this.ready();
+    await this.all((q) => q.rateLimit(expireTimeMs));
+  }
+
+  override async removeRateLimitKey(): Promise<number> {
+    await this.ready();
+    return (await this.all((q) => q.removeRateLimitKey())).some(Boolean) ? 1 : 0;
+  }
+
+  override async removeDeprecatedPriorityKey(): Promise<number> {
+    return 0;
+  }
+
+  override async removeGlobalConcurrency(): Promise<number> {
+    await this.ready();
+    return (await this.all((q) => q.removeGlobalConcurrency()))[0] ?? 0;
   }
 
   override async pause(): Promise<void> {
     await this.ready();
     await this.all((q) => q.pause());
+    this.emit('paused');
   }
 
   override async resume(): Promise<void> {
     await this.ready();
     await this.all((q) => q.resume());
+    this.emit('resumed');
   }
 
   /** True when every shard is paused. */
@@ -305,30 +369,30 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     return (await this.all((q) => q.getDeduplicationJobId(id))).find((x) => x !== null) ?? null;
   }
 
-  override async removeDeduplicationKey(id: string): Promise<boolean> {
+  override async removeDeduplicationKey(id: string): Promise<number> {
     v.nonEmptyString('deduplication id', id);
     await this.ready();
-    return (await this.all((q) => q.removeDeduplicationKey(id))).some(Boolean);
+    return (await this.all((q) => q.removeDeduplicationKey(id))).some(Boolean) ? 1 : 0;
   }
 
   /** Each shard gets ceil(max / shards) per duration: a limit per shard, not one shared counter. */
-  override async setGlobalRateLimit(max: number, duration: number): Promise<void> {
+  override async setGlobalRateLimit(max: number, duration: number): Promise<number> {
     v.positiveInt('max', max);
     v.positiveInt('duration', duration);
     await this.ready();
-    await this.all((q) => q.setGlobalRateLimit(Math.ceil(max / this.shards), duration));
+    return (await this.all((q) => q.setGlobalRateLimit(Math.ceil(max / this.shards), duration)))[0] ?? 0;
   }
 
-  override async removeGlobalRateLimit(): Promise<void> {
+  override async removeGlobalRateLimit(): Promise<number> {
     await this.ready();
-    await this.all((q) => q.removeGlobalRateLimit());
+    return (await this.all((q) => q.removeGlobalRateLimit()))[0] ?? 0;
   }
 
   /** Each shard gets ceil(n / shards) active jobs at most (up to n + shards - 1 in all). */
-  override async setGlobalConcurrency(n: number | null): Promise<void> {
+  override async setGlobalConcurrency(n: number | null): Promise<number> {
     if (n !== null) v.positiveInt('concurrency', n);
     await this.ready();
-    await this.all((q) => q.setGlobalConcurrency(n === null ? null : Math.ceil(n / this.shards)));
+    return (await this.all((q) => q.setGlobalConcurrency(n === null ? null : Math.ceil(n / this.shards))))[0] ?? 0;
   }
 
   override async drain(delayed = false): Promise<number> {
@@ -346,6 +410,7 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
       if (limit > 0 && out.length >= limit) break;
       out.push(...(await q.clean(grace, limit === 0 ? 0 : limit - out.length, state)));
     }
+    this.emit('cleaned', out, state === 'waiting' ? 'wait' : state);
     return out;
   }
 
@@ -358,6 +423,7 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
       const active = await Promise.all(this.shardKeys.map((k) => this.client.zcard(k.active)));
       if (active.some((n) => n > 0)) throw new ActiveJobsError(this.name);
     }
+    this.emit('paused'); // each shard pauses before it is deleted
     for (let i = this.shards - 1; i >= 0; i--) await this.shardQueues[i].obliterate(opts);
     this.shLayout = undefined;
   }

@@ -119,9 +119,10 @@ describe('deduplication', () => {
     const q = queue(name);
     const a = await q.add('a', {}, { deduplication: { id: 'k' } });
     const t = await q.add('a', {}, { deduplication: { id: 't', ttl: 60_000 } });
-    expect(await q.removeDeduplicationKey('k')).toBe(true);
-    expect(await q.removeDeduplicationKey('t')).toBe(true);
-    expect(await q.removeDeduplicationKey('never')).toBe(false);
+    // BullMQ's reply: the number of keys deleted, 1 or 0.
+    expect(await q.removeDeduplicationKey('k')).toBe(1);
+    expect(await q.removeDeduplicationKey('t')).toBe(1);
+    expect(await q.removeDeduplicationKey('never')).toBe(0);
     expect((await q.add('a', {}, { deduplication: { id: 'k' } })).id).not.toBe(a.id);
     expect((await q.add('a', {}, { deduplication: { id: 't', ttl: 60_000 } })).id).not.toBe(t.id);
   });

@@ -170,7 +170,8 @@ describe('flows in one queue', () => {
     const q = queue(name);
     const tree = await producer().add({ name: 'root', queueName: name, children: [{ name: 'a', queueName: name }] });
     expect(await redis.exists(depsKey(q.keys, tree.job.id))).toBe(1);
-    await q.remove(tree.job.id);
+    // removeChildren: false keeps the child (BullMQ's default, true, removes it too).
+    await q.remove(tree.job.id, { removeChildren: false });
     expect(await redis.exists(depsKey(q.keys, tree.job.id))).toBe(0);
     expect(await q.getJobCounts('waiting-children')).toEqual({ 'waiting-children': 0 });
     // The orphaned child still runs; its outcome finds no parent and changes nothing.

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { Queue, type CleanState } from '../queue.js';
 import { Job, type JobContext } from '../job.js';
 import { jobKey, queueKeys } from '../keys.js';
+import { InvalidStateError, JobNotFoundError } from '../errors.js';
 import {
   JOB_STATES,
   getJobCounts,
@@ -243,8 +244,13 @@ export async function retryAllFailed(
   return { retried, skipped };
 }
 
+/**
+ * Queue.remove answers as BullMQ's (1 also for a missing job, 0 for an active one); an operator
+ * wants to hear about both.
+ */
 export async function removeJob(q: Queue, id: string): Promise<void> {
-  await q.remove(id);
+  if (!(await q.getJob(id))) throw new JobNotFoundError(id, 'remove');
+  if ((await q.remove(id)) === 0) throw new InvalidStateError(id, 'remove', 'is active (or waits for an active child); it can be removed once it finishes');
 }
 
 /** `n` or `none`. */

@@ -2,29 +2,69 @@
 -- ring are taken from its head (O(1) each, the ring shrinks as it goes); lanes outside the
 -- ring (paused, at their limit, rate-limited) are then visited through the lane registry by
 -- name with a cursor. The caller repeats until the reply says done. Active jobs are left alone.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, laneBase, jobBase, logsBase, depsBase, lcfg
--- ARGV: [1] budget (most jobs removed in this call), [2] '1' to drain delayed jobs too,
---   [3] registry cursor ('' to start; the reply gives the next), [4] one lane only ('' = all)
--- Returns: {removed, nextCursor, done (1/0)}.
+-- Flows, as BullMQ: a drained child no longer holds its parent; a parent in this queue whose
+-- last pending child was drained is deleted with it (and so on up, within this queue), a
+-- parent in another queue is told through the outbox (it becomes ready there). The delayed
+-- job of a job scheduler's next slot is kept, so the scheduler goes on.
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, laneBase, jobBase, logsBase, depsBase, lcfg, wchildren, outbox, schedBase
+-- ARGV: [1] budget (most jobs removed in this call, at most 250), [2] '1' to drain delayed jobs too,
+--   [3] registry cursor ('' to start; the reply gives the next), [4] one lane only ('' = all),
+--   [5] scheduler jobs kept at the head of the delayed set so far ('' = 0; the reply gives it)
+-- Returns: {removed, nextCursor, done (1/0), kept, outbox (1 = the outbox was written)}.
 -- Errors: none.
 -- Events: drained-queue (removed) once per call that removed jobs.
 --!include lib/common.lua
 --!include lib/lanes.lua
 
-local budget = tonumber(ARGV[1])
+-- At most 250 jobs per call whatever the caller asks (each also has its flow parent checked),
+-- so a call stays near 1 ms; callers repeat until done anyway.
+local budget = math.min(tonumber(ARGV[1]), 250)
 local cursor = ARGV[3]
 local only = ARGV[4]
+local kept = tonumber(ARGV[5]) or 0
 local removed = 0
+local outbox = 0
+local now
+
+-- A same-queue chain of parents deeper than this goes through the outbox (bounded call).
+local MAX_CASCADE = 32
+
+-- Job jk (id) is being drained: releases its parent's hold on it (see the header).
+local function childDrained(jk, id, depth)
+  -- One HGET per drained job; the rest of the parent's fields only for flow children.
+  if not redis.call('HGET', jk, 'pid') then return end
+  local p = redis.call('HMGET', jk, 'pid', 'pk', 'pq', 'ppx')
+  now = now or nowMs()
+  if p[2] == K.jobBase .. p[1] and depth < MAX_CASCADE then
+    local dk = K.depsBase .. p[1]
+    if redis.call('HGET', dk, jk) ~= 'p' then return end
+    redis.call('HSET', dk, jk, 'r')
+    local pend = redis.call('HINCRBY', p[2], 'pend', -1)
+    if pend <= 0 and redis.call('HGET', p[2], 'st') == 'h' then
+      redis.call('ZREM', K.wchildren, p[1])
+      childDrained(p[2], p[1], depth + 1)
+      deleteJob(p[1])
+      removed = removed + 1
+    end
+    return
+  end
+  redis.call('ZADD', K.outbox, now, cjson.encode({ pid = p[1], pk = p[2], pq = p[3], ppx = p[4], c = jk, k = 'r', v = '' }))
+  outbox = 1
+end
 
 -- Removes up to budget ready jobs of a lane; returns how many are left in it.
 local function drainLane(lane)
   local lk = K.laneBase .. lane
   local popped = redis.call('ZPOPMIN', lk, budget - removed)
   local prio = 0
+  local ids = {}
   for i = 1, #popped, 2 do
-    deleteJob(memberId(popped[i]))
+    local id = memberId(popped[i])
+    ids[#ids + 1] = id
+    childDrained(K.jobBase .. id, id, 0)
     if tonumber(popped[i + 1]) > 0 then prio = prio + 1 end
   end
+  deleteJobs(ids) -- one DEL for the batch
   local n = #popped / 2
   if n > 0 then
     removed = removed + n
@@ -34,12 +74,18 @@ local function drainLane(lane)
   return redis.call('ZCARD', lk)
 end
 
+-- Whether a delayed job is the job of its scheduler's next slot (id repeat:<scheduler>:<ms>).
+local function schedulerSlotJob(id)
+  local sid, ms = string.match(id, '^repeat:(.+):(%d+)$')
+  return sid ~= nil and redis.call('HGET', K.schedBase .. sid, 'next') == ms
+end
+
 if only ~= '' then
   local left = drainLane(only)
   if left == 0 then evictLane(only) end
   forgetLaneIfIdle(only)
   if removed > 0 then emit('drained-queue', 'removed', removed, 'lane', only) end
-  return {removed, '', left == 0 and 1 or 0}
+  return {removed, '', left == 0 and 1 or 0, 0, outbox}
 end
 
 local lanesVisited = 0
@@ -76,12 +122,27 @@ if removed < budget and redis.call('LLEN', K.ring) == 0 then
   if lanesVisited >= budget then done = 0 end
 end
 
-if done == 1 and ARGV[2] == '1' then
-  local ids = redis.call('ZRANGE', K.delayed, 0, budget - removed - 1)
-  for _, id in ipairs(ids) do deleteJob(id) end
-  if #ids > 0 then redis.call('ZREMRANGEBYRANK', K.delayed, 0, #ids - 1) end
-  removed = removed + #ids
-  if redis.call('ZCARD', K.delayed) > 0 then done = 0 end
+-- Phase 3: delayed jobs. Kept scheduler jobs stay at the head of what is left (every job
+-- before them was removed), so the next call starts after them.
+if done == 1 and ARGV[2] == '1' and removed < budget then
+  local ids = redis.call('ZRANGE', K.delayed, kept, kept + budget - removed - 1)
+  local gone = {}
+  for _, id in ipairs(ids) do
+    if schedulerSlotJob(id) then
+      kept = kept + 1
+    else
+      childDrained(K.jobBase .. id, id, 0)
+      gone[#gone + 1] = id
+    end
+  end
+  if #gone > 0 then
+    deleteJobs(gone)
+    redis.call('ZREM', K.delayed, unpack(gone))
+  end
+  removed = removed + #gone
+  if redis.call('ZCARD', K.delayed) > kept then done = 0 end
+elseif done == 1 and ARGV[2] == '1' then
+  done = 0
 end
 if removed > 0 then emit('drained-queue', 'removed', removed) end
-return {removed, cursor, done}
+return {removed, cursor, done, kept, outbox}

@@ -19,6 +19,10 @@ const raw = {
   promote: call('promote'),
   retry: call('retry'),
   remove: call('remove'),
+  clean: call('clean'),
+  retryJobs: call('retryJobs'),
+  promoteJobs: call('promoteJobs'),
+  removeOrphans: call('removeOrphans'),
   changePriority: call('changePriority'),
   moveToLane: call('moveToLane'),
   pause: call('pause'),
@@ -188,10 +192,37 @@ export const scripts = {
   setLane: async (ctx: ScriptContext, a: { lane: string; field: 'weight' | 'limit' | 'rate'; value: string }) =>
     Number(await raw.setLane(ctx, [a.lane, a.field, a.value])),
 
-  async drain(ctx: ScriptContext, a: { budget: number; delayed: boolean; cursor: string; lane?: string }): Promise<{ removed: number; cursor: string; done: boolean }> {
-    const [removed, cursor, done] = (await raw.drain(ctx, [a.budget, a.delayed ? '1' : '0', a.cursor, a.lane ?? ''])) as [number, string, number];
-    return { removed: Number(removed), cursor: String(cursor), done: Number(done) === 1 };
+  /**
+   * One bounded drain step. `kept`: scheduler jobs kept at the head of the delayed set so far
+   * (pass the previous reply's); `outbox`: a parent in another queue was told through the outbox.
+   */
+  async drain(
+    ctx: ScriptContext,
+    a: { budget: number; delayed: boolean; cursor: string; lane?: string; kept?: number },
+  ): Promise<{ removed: number; cursor: string; done: boolean; kept: number; outbox: boolean }> {
+    const r = (await raw.drain(ctx, [a.budget, a.delayed ? '1' : '0', a.cursor, a.lane ?? '', a.kept ?? 0])) as unknown[];
+    return { removed: Number(r[0]), cursor: String(r[1]), done: Number(r[2]) === 1, kept: Number(r[3]), outbox: Number(r[4]) === 1 };
   },
+
+  /** One clean batch: removes those of `ids` still in state `state` and not younger than `cutoffMs`; returns their ids. */
+  async clean(ctx: ScriptContext, a: { state: 'w' | 'd' | 'c' | 'f' | 'a'; cutoffMs: number; ids: readonly string[] }): Promise<string[]> {
+    return ((await raw.clean(ctx, [a.state, a.cutoffMs, ...a.ids])) as unknown[]).map(String);
+  },
+
+  /** One retryJobs batch (count ≤ a few hundred): finished jobs → ready. */
+  async retryJobs(ctx: ScriptContext, a: { state: 'failed' | 'completed'; count: number; timestamp: number }): Promise<{ moved: number; more: boolean }> {
+    const [moved, more] = (await raw.retryJobs(ctx, [a.state, a.count, a.timestamp])) as [number, number];
+    return { moved: Number(moved), more: Number(more) === 1 };
+  },
+
+  /** One promoteJobs batch: delayed → ready. */
+  async promoteJobs(ctx: ScriptContext, count: number): Promise<{ moved: number; more: boolean }> {
+    const [moved, more] = (await raw.promoteJobs(ctx, [count])) as [number, number];
+    return { moved: Number(moved), more: Number(more) === 1 };
+  },
+
+  /** Deletes those of `ids` whose job no state structure references; returns how many. */
+  removeOrphans: async (ctx: ScriptContext, ids: readonly string[]) => Number(await raw.removeOrphans(ctx, [...ids])),
 
   async obliterate(ctx: ScriptContext, a: { budget: number; force: boolean }): Promise<{ deleted: number; done: boolean } | number> {
     const [deleted, done] = (await raw.obliterate(ctx, [a.budget, a.force ? '1' : '0'])) as [number, number];

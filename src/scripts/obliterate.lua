@@ -1,6 +1,7 @@
--- obliterate: deletes the whole queue, jobs and settings, in bounded batches; the caller
--- pauses the queue first and repeats until the reply says done.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, wake, rate, dedup, dedupx, laneBase, jobBase, logsBase, lrateBase, wchildren, scheds, outbox, schedBase, depsBase, lcfg
+-- obliterate: deletes the whole queue — jobs with their logs and flow dependencies, job
+-- schedulers, lanes and their settings, events, metrics, deduplication ids — in bounded
+-- batches; the caller pauses the queue first and repeats until the reply says done.
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, wake, rate, dedup, dedupx, laneBase, jobBase, logsBase, lrateBase, wchildren, scheds, outbox, schedBase, depsBase, lcfg, metricsCompleted, metricsCompletedData, metricsFailed, metricsFailedData
 -- ARGV: [1] budget (most jobs deleted in this call), [2] '1' = force (also delete active jobs)
 -- Returns: {deleted, done (1/0)}.
 -- Errors: -4 the queue has active jobs and force was not given (nothing is deleted).
@@ -47,5 +48,6 @@ if deleted >= budget or visited >= budget then return {deleted, 0} end
 -- Everything job-shaped is gone: drop the fixed keys. UNLINK frees large ones in the background.
 redis.call('UNLINK', K.meta, K.ring, K.inring, K.lanes, K.lweight, K.llimit, K.lactive, K.lpaused,
   K.lrate, K.rlwait, K.active, K.delayed, K.completed, K.failed, K.events, K.wake, K.rate,
-  K.dedup, K.dedupx, K.wchildren, K.scheds, K.outbox, K.lcfg)
+  K.dedup, K.dedupx, K.wchildren, K.scheds, K.outbox, K.lcfg,
+  K.metricsCompleted, K.metricsCompletedData, K.metricsFailed, K.metricsFailedData)
 return {deleted, 1}

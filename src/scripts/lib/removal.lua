@@ -1,0 +1,53 @@
+-- Removing one job from whatever state it is in (remove.lua, clean.lua). Needs lib/common.lua,
+-- lib/lanes.lua, lib/retention.lua, lib/newjob.lua, lib/flow.lua and the keys they use, plus
+-- K.active, K.delayed, K.completed, K.failed, K.wchildren.
+
+-- BullMQ's names of the structure a removed job was in (the 'prev' field of a removed event):
+-- its key names, so a ready job was in 'wait' or, with a priority, 'prioritized'.
+local STATE_NAMES = { d = 'delayed', c = 'completed', f = 'failed', h = 'waiting-children', a = 'active' }
+local function prevName(st, prio)
+  if st == 'w' then return prio > 0 and 'prioritized' or 'wait' end
+  return STATE_NAMES[st] or st
+end
+
+-- Removes job id if it passes the filter. filter: '' any state but active, or one state letter
+-- (w, d, c, f, h; 'a' = active whose lease expired before now: nobody holds it). cutoff (ms or
+-- nil): only a job whose age stamp is <= cutoff — finish time for c/f, else the last start
+-- (pOn) and then the creation time (ts), as BullMQ's clean reads finishedOn, processedOn,
+-- timestamp. Returns 1 removed, -1 no such job, -3 active (held) or filtered out; and the
+-- BullMQ name of what it was in (prevName).
+local function removeOne(id, filter, cutoff, now)
+  local jk = K.jobBase .. id
+  local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'ts', 'fOn', 'pOn')
+  local st = f[1]
+  if not st then return -1 end
+  if filter ~= '' and st ~= filter then return -3 end
+  if st == 'a' then
+    if filter ~= 'a' then return -3 end
+    local deadline = redis.call('ZSCORE', K.active, id)
+    if deadline and tonumber(deadline) >= now then return -3 end
+  end
+  if cutoff then
+    local t
+    if st == 'c' or st == 'f' then t = f[6] else t = f[7] or f[5] end
+    if t and tonumber(t) > cutoff then return -3 end
+  end
+  local lane = laneOr(f[2])
+  if st == 'w' then
+    pullReady(lane, f[4] .. id, prioOr(f[3]))
+    forgetLaneIfIdle(lane)
+  elseif st == 'a' then
+    if redis.call('ZREM', K.active, id) == 1 then releaseActive(lane) end
+  elseif st == 'd' then
+    redis.call('ZREM', K.delayed, id)
+  elseif st == 'c' then
+    redis.call('ZREM', K.completed, id)
+  elseif st == 'f' then
+    redis.call('ZREM', K.failed, id)
+  elseif st == 'h' then
+    redis.call('ZREM', K.wchildren, id)
+  end
+  flowSettled(jk, id, 'r', '', now) -- flows: a removed child no longer holds its parent
+  deleteJob(id)
+  return 1, prevName(st, prioOr(f[3]))
+end
