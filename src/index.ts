@@ -1,6 +1,7 @@
 /** echomq: a fair, exact-priority job queue for Node.js on Redis. */
 export { Queue, type QueueOptions, type BulkJob, type CleanState } from './queue.js';
 export { Worker, type WorkerOptions, type Processor } from './worker.js';
+export { type WorkerListener, type GetNextJobOptions } from './worker-options.js';
 export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode } from './flow-producer.js';
 export { type Dependencies } from './flows.js';
 export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './schedulers.js';
@@ -19,6 +20,9 @@ export {
   ClosedError,
   UnrecoverableError,
   RateLimitError,
+  DelayedError,
+  WaitingChildrenError,
+  WaitingError,
 } from './errors.js';
 export { QueueEvents, type QueueEventsOptions, type QueueEventsListener } from './queue-events.js';
 export { queueKeys, escapeQueueName, shardQueueName, type QueueKeys } from './keys.js';

@@ -210,12 +210,12 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
     return this.shardWorkers.every((w) => w.isPaused());
   }
 
-  override pause(): void {
-    for (const w of this.shardWorkers) w.pause();
+  override async pause(doNotWaitActive?: boolean): Promise<void> {
+    await Promise.all(this.shardWorkers.map((w) => w.pause(doNotWaitActive)));
   }
 
-  override resume(): void {
-    for (const w of this.shardWorkers) w.resume();
+  override async resume(): Promise<void> {
+    await Promise.all(this.shardWorkers.map((w) => w.resume()));
   }
 
   override get activeCount(): number {
@@ -250,4 +250,4 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
   }
 }
 
-shardedWorkerFactory.create = (name, processor, opts) => new ShardedWorker(name, processor, opts);
+shardedWorkerFactory.create = (name, processor, opts) => new ShardedWorker(name, processor as Processor, opts);
