@@ -67,9 +67,10 @@ export function jobJson(job: Job): Record<string, unknown> {
   return out;
 }
 
-function nextTuple(ctx: JobContext, reply: ClaimReply, owner: string): NextJobTuple {
+function nextTuple(ctx: JobContext, reply: ClaimReply, owner: string): NextJobTuple | [] {
   const cj = reply.jobs[0];
-  if (!cj) return [null, 0, 0, reply.wakeInMs > 0 ? reply.wakeInMs : 0];
+  // Nothing ready: BullMQ's empty reply, or the time the next delayed job is due.
+  if (!cj) return reply.wakeInMs > 0 ? [null, 0, 0, Date.now() + reply.wakeInMs] : [];
   const hooks = hooksOf(ctx);
   const next = hooks ? hooks.adopt(cj, owner) : Job.fromFields(ctx, cj.id, cj.fields);
   return [jobJson(next), next.id, 0, 0];

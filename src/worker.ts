@@ -153,7 +153,9 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     nameConnection(this.conn, this.connectionName());
     void this.waitUntilReady().then(
       () => setTimeout(() => this.emit('ready'), 0),
-      (err: unknown) => this.reportError(err),
+      (err: unknown) => {
+        if (!this.stopping) this.reportError(err);
+      },
     );
     if (this.processor && this.opts.autorun) void this.run().catch((err) => this.reportError(err));
   }

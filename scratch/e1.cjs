@@ -1,0 +1,38 @@
+const { Queue, Worker, Job, DelayedError } = require('bullmq');
+const IORedis = require('ioredis'); (async()=>{
+const connection = new IORedis({port:6391, maxRetriesPerRequest:null});
+const name='e'+Date.now();
+const q = new Queue(name,{connection});
+await q.add('a',{x:1}); await q.add('b',{x:2}); await q.add('c',{x:3});
+const w = new Worker(name, null, {connection, lockDuration: 5000});
+try { await w.run(); } catch(e){ console.log('run err', e.message); }
+const j = await w.getNextJob('tokA');
+console.log('job', j.id, j.attemptsMade, j.attemptsStarted, j.token, j.processedBy);
+const tries = async (label, f) => { try { console.log(label, 'ok', JSON.stringify(await f())); } catch(e){ console.log(label, 'ERR', e.message, e.code); } };
+await tries('complete wrong', () => j.moveToCompleted('r', 'tokB'));
+await tries('failed wrong', () => j.moveToFailed(new Error('x'), 'tokB'));
+await tries('delayed wrong', () => j.moveToDelayed(Date.now()+1000, 'tokB'));
+await tries('wait wrong', () => j.moveToWait('tokB'));
+await tries('wc wrong', () => j.moveToWaitingChildren('tokB'));
+await tries('extend wrong', () => j.extendLock('tokB', 1000));
+await tries('extendJobLocks', () => w.extendJobLocks([j.id, '99'], ['tokA','tokA'], 1000));
+const r = await tries('complete ok', () => j.moveToCompleted('r', 'tokA'));
+await tries('complete again', () => j.moveToCompleted('r', 'tokA'));
+await tries('failed again', () => j.moveToFailed(new Error('x'),'tokA'));
+await tries('delayed again', () => j.moveToDelayed(Date.now()+1000, 'tokA'));
+await tries('wait again', () => j.moveToWait('tokA'));
+await tries('wc again', () => j.moveToWaitingChildren('tokA'));
+await tries('extend again', () => j.extendLock('tokA', 1000));
+const j2 = await Job.fromId(q, '2');
+console.log('j2 state', await j2.getState(), j2.attemptsStarted);
+await tries('fail j2 nofetch', () => j2.moveToFailed(new Error('boom'), 'tokA', false));
+await tries('fail j2 fetch', async () => { const j3 = await Job.fromId(q,'3'); return 'x'; });
+const j4 = await w.getNextJob('tokA', {block:false});
+console.log('j4', j4 && j4.id);
+const j5 = await w.getNextJob('tokA', {block:false});
+console.log('j5', j5);
+await tries('delayed ok', () => j4.moveToDelayed(Date.now()+100000, 'tokA'));
+console.log('j4 state', await j4.getState(), (await Job.fromId(q, j4.id)).attemptsMade, (await Job.fromId(q, j4.id)).attemptsStarted);
+await tries('wait on delayed', () => j4.moveToWait('tokA'));
+await w.close(); await q.obliterate({force:true}); await q.close(); connection.disconnect();
+})();
