@@ -7,6 +7,7 @@ import type { ConnectionInput } from './connection.js';
 import type { Job } from './job.js';
 import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, type KeepJobs } from './options.js';
 import type { SlotPool } from './sharded-worker.js';
+import { ValidationError } from './errors.js';
 import * as v from './validate.js';
 
 export interface WorkerOptions {
@@ -124,8 +125,18 @@ export interface WorkerSettings {
 /** Default of metrics.maxDataPoints (BullMQ's MetricsTime.ONE_WEEK: minutes in a week). */
 const DEFAULT_METRICS_POINTS = 7 * 24 * 60;
 
+/** Runs a check; a ValidationError's message then begins with BullMQ's text for the same refusal. */
+function bullmqText<T>(text: string, check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    if (e instanceof ValidationError) e.message = `${text}: ${e.message}`;
+    throw e;
+  }
+}
+
 export function validConcurrency(n: unknown): number {
-  return v.integerIn('concurrency', n, 1, 100_000);
+  return bullmqText('concurrency must be a finite number greater than 0', () => v.integerIn('concurrency', n, 1, 100_000));
 }
 
 /** A retention option (BullMQ's forms) as (count, age ms); count -1 = all. */
@@ -157,12 +168,16 @@ export function workerSettings(opts: WorkerOptions): WorkerSettings {
     concurrency: opts.concurrency === undefined ? 1 : validConcurrency(opts.concurrency),
     lockDuration,
     lockRenewTime: opts.lockRenewTime === undefined ? Math.max(5, lockDuration / 2) : v.integerIn('lockRenewTime', opts.lockRenewTime, 5, 86_400_000),
-    stalledInterval: opts.stalledInterval === undefined ? 30_000 : v.integerIn('stalledInterval', opts.stalledInterval, 10, 86_400_000),
-    maxStalledCount: opts.maxStalledCount === undefined ? 1 : v.nonNegativeInt('maxStalledCount', opts.maxStalledCount),
-    drainDelay: opts.drainDelay === undefined ? 5 : v.integerIn('drainDelay', opts.drainDelay, 1, 3600),
+    stalledInterval: opts.stalledInterval === undefined ? 30_000
+      : bullmqText('stalledInterval must be greater than 0', () => v.integerIn('stalledInterval', opts.stalledInterval, 10, 86_400_000)),
+    maxStalledCount: opts.maxStalledCount === undefined ? 1
+      : bullmqText('maxStalledCount must be greater or equal than 0', () => v.nonNegativeInt('maxStalledCount', opts.maxStalledCount)),
+    drainDelay: opts.drainDelay === undefined ? 5
+      : bullmqText('drainDelay must be greater than 0', () => v.integerIn('drainDelay', opts.drainDelay, 1, 3600)),
     skipLockRenewal: bool('skipLockRenewal', opts.skipLockRenewal, false),
     skipStalledCheck: bool('skipStalledCheck', opts.skipStalledCheck, false),
-    maxStartedAttempts: opts.maxStartedAttempts === undefined ? undefined : v.nonNegativeInt('maxStartedAttempts', opts.maxStartedAttempts),
+    maxStartedAttempts: opts.maxStartedAttempts === undefined ? undefined
+      : bullmqText('maxStartedAttempts must be greater or equal than 0', () => v.nonNegativeInt('maxStartedAttempts', opts.maxStartedAttempts)),
     maximumRateLimitDelay: opts.maximumRateLimitDelay === undefined ? 30_000 : v.integerIn('maximumRateLimitDelay', opts.maximumRateLimitDelay, 1, 86_400_000),
     runRetryDelay: opts.runRetryDelay === undefined ? 15_000 : v.integerIn('runRetryDelay', opts.runRetryDelay, 1, 86_400_000),
     autorun: bool('autorun', opts.autorun, true),

@@ -282,8 +282,9 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     await this.sweepStalled();
   }
 
+  /** Whether the worker is claiming jobs itself: run() was called and it is neither paused nor closing (BullMQ's). */
   isRunning(): boolean {
-    return this.runningLoop !== undefined && !this.stopping;
+    return this.runningLoop !== undefined && !this.stopping && !this.paused;
   }
 
   isPaused(): boolean {
@@ -750,15 +751,18 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
 }
 
 /**
- * Names a connection this worker opened (CLIENT SETNAME now, and on every reconnect through
- * ioredis' connectionName). A connection the user passed in is left as it is: it may serve
- * other queues. Cluster clients are left unnamed (SETNAME would reach one node only).
+ * Names the worker's connection, as BullMQ does (also a connection the user passed in): CLIENT
+ * SETNAME now, and on every reconnect of a connection the worker opened (ioredis'
+ * connectionName). Cluster clients are left unnamed (SETNAME would reach one node only).
  */
 function nameConnection(conn: Connection, name: string): void {
-  if (!conn.owned || isClusterClient(conn.client)) return;
+  if (isClusterClient(conn.client)) return;
   const c = conn.client;
-  c.options.connectionName = name;
-  if (c.status === 'ready') void c.client('SETNAME', name).catch(() => {});
+  if (conn.owned) {
+    c.options.connectionName = name; // applied by ioredis on every (re)connect
+    if (c.status !== 'ready') return;
+  }
+  void c.client('SETNAME', name).catch(() => {});
 }
 
 function cancelRun(run: Running, reason: string): void {

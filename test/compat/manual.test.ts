@@ -168,7 +168,7 @@ describe('manual processing (BullMQ: Worker without a processor)', () => {
         afterA,
         a: [a2.name, await a2.getState(), a2.attemptsMade, a2.failedReason],
         b: [await b.getState(), b.attemptsMade, b.failedReason],
-        stack: (await lib.Job.fromId(q as never, a2.id!))!.stacktrace.length,
+        stack: (await lib.Job.fromId(q as never, a2.id!))!.stacktrace!.length,
       };
       await w.close();
       await q.close();
@@ -193,7 +193,7 @@ describe('manual processing (BullMQ: Worker without a processor)', () => {
         extendMany: await w.extendJobLocks([a.id!, b.id!, 'missing'], ['tok', 'tok', 'tok'], 10_000),
         delayed: await outcome(a.moveToDelayed(Date.now() + 60_000, 'tok')),
         wait: typeof (await b.moveToWait('tok')),
-        completed: (await c.moveToCompleted(1, 'tok', false)).length,
+        completed: ((await c.moveToCompleted(1, 'tok', false)) as unknown[]).length,
         states: [await a.getState(), await b.getState(), await c.getState()],
         made: await Promise.all([a, b].map(async (j) => (await lib.Job.fromId(q as never, j.id!))!.attemptsMade)),
       };
@@ -293,7 +293,7 @@ describe('manual processing (BullMQ: Worker without a processor)', () => {
         return send(cmd as never);
       }) as typeof connection.sendCommand;
       const seenIds: unknown[] = [];
-      let job = await w.getNextJob('tok');
+      let job: Awaited<ReturnType<typeof w.getNextJob>> | undefined = await w.getNextJob('tok');
       while (job) {
         seenIds.push((job.data as { i: number }).i);
         const [data, id] = (await job.moveToCompleted('ok', 'tok')) as [unknown, string];
