@@ -6,13 +6,12 @@
  * (worker-upkeep.ts). Without a processor the worker serves manual processing (worker-manual.ts;
  * the Job's lock-holder calls are in worker-moves.ts); options are validated in worker-options.ts.
  */
-import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from './backoff.js';
-import { checkEvictionPolicy, closeConnection, isClusterClient, openConnection, type Connection, type RedisClient } from './connection.js';
-import { EchoError, RateLimitError, StaleJobError, cancelError, errorFromCode, isRateLimitError, isStepError } from './errors.js';
+import { checkEvictionPolicy, closeConnection, openConnection } from './connection.js';
+import { EchoError, StaleJobError, cancelError, errorFromCode, isRateLimitError, isStepError } from './errors.js';
 import { Job } from './job.js';
-import { clientName, queueKeys, type QueueKeys } from './keys.js';
+import { queueKeys } from './keys.js';
 import { DEFAULT_MAX_PAYLOAD } from './options.js';
 import { scripts, type ClaimReply, type ClaimedJob } from './scripts/index.js';
 import * as v from './validate.js';
@@ -21,7 +20,8 @@ import { advanceScheduler } from './schedulers.js';
 import { drainOutbox, mayWriteOutbox } from './flows.js';
 import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
 import type { SlotPool } from './sharded-worker.js';
-import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerListener, type WorkerOptions, type WorkerSettings } from './worker-options.js';
+import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
+import { WorkerBase, nameConnection, sleep } from './worker-base.js';
 import { extendJobLocks, failedStack, failurePlan, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
 import { HeldJobs } from './worker-manual.js';
 
@@ -45,28 +45,18 @@ const UNSEEN_SIGNAL = undefined as unknown as AbortSignal;
 /** @internal Filled by sharded-worker.ts (a static import would be a cycle): builds a sharded worker. */
 export const shardedWorkerFactory: { create?: (name: string, processor: Processor | null | undefined, opts: WorkerOptions) => Worker } = {};
 
-/** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
-const RATE_BLOCK = 2 ** 50;
 /** Largest limiter.max (stays far below RATE_BLOCK). */
 const MAX_RATE = 1_000_000_000;
 
 /** Most completed jobs settled by one call (complete.lua takes up to 1000). */
 const MAX_SETTLE_BATCH = 200;
 
-export class Worker<D = any, R = any, N extends string = string> extends EventEmitter {
+export class Worker<D = any, R = any, N extends string = string> extends WorkerBase<D, R, N> {
   // `!`: with `shards > 1` the constructor returns a ShardedWorker instead of assigning these.
-  readonly name!: string;
-  readonly keys!: QueueKeys;
-  /** This worker's id (BullMQ's: a random UUID). */
-  readonly id!: string;
-  /** The options in force, with their defaults. `concurrency` follows the setter. */
-  readonly opts!: WorkerSettings;
   /** undefined: manual processing (getNextJob), nothing is claimed by the worker itself. */
   private readonly processor!: Processor<D, R, N> | undefined;
   /** The processor declares its signal parameter, or takes rest parameters (see Processor). */
   private readonly passSignal!: boolean;
-  private readonly conn!: Connection;
-  private blockConn: Connection | undefined;
   private readonly ctx!: MoveContext;
   /** Jobs held for callers (manual processing, fetchNext replies); see worker-manual.ts. */
   private readonly manual!: HeldJobs;
@@ -88,12 +78,8 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   private settleTarget!: number;
   private runningLoop: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
-  private stopping = false;
   private paused = false;
   private hadWork = false;
-  private wakeLocal: (() => void) | undefined;
-  /** The BLPOP in flight on the blocking connection (see block()); resolves to an error or undefined. */
-  private blpop: Promise<unknown> | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
 
@@ -109,13 +95,11 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       return shardedWorkerFactory.create(name, processor as Processor, opts) as unknown as Worker<D, R, N>;
     }
     const prefix = opts.prefix === undefined ? undefined : v.prefix(opts.prefix);
-    this.opts = workerSettings(opts);
-    this.id = randomUUID();
-    this.name = name;
+    const settings = workerSettings(opts);
+    this.identify({ name, keys: queueKeys(name, prefix), id: randomUUID(), opts: settings });
     this.settleTarget = Math.min(MAX_SETTLE_BATCH, Math.ceil(this.opts.concurrency / 2));
     this.processor = processor ?? undefined;
     this.passSignal = !processor || processor.length === 0 || processor.length >= 3;
-    this.keys = queueKeys(name, prefix);
     this.strategies = opts.backoffStrategies ?? {};
     this.fallbackStrategy = opts.settings?.backoffStrategy;
     if (opts.limiter !== undefined) {
@@ -128,7 +112,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     this.maxEventValueBytes = opts.maxEventValueBytes === undefined ? 16384 : v.nonNegativeInt('maxEventValueBytes', opts.maxEventValueBytes);
     const maxPayloadBytes = opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes);
     const keepLogs = opts.keepLogs === undefined ? 0 : v.nonNegativeInt('keepLogs', opts.keepLogs);
-    this.conn = openConnection(opts.connection, { persistent: true });
+    this.identify({ conn: openConnection(opts.connection, { persistent: true }) });
     this.ctx = {
       client: this.conn.client,
       keys: this.keys,
@@ -184,60 +168,9 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     };
   }
 
-  /** The CLIENT SETNAME of this worker's connections (BullMQ's scheme; Queue.getWorkers reads it). */
-  private connectionName(): string {
-    return clientName(this.keys, this.opts.name === undefined ? '' : `:w:${this.opts.name}`);
-  }
-
   /** @internal The context of the Jobs this worker hands out (Job.fromJSON). */
   get jobContext(): MoveContext {
     return this.ctx;
-  }
-
-  /** Resolves once the worker's connection is ready. */
-  async waitUntilReady(): Promise<void> {
-    const c = this.conn.client;
-    if (c.status === 'ready') return;
-    if (c.status === 'wait') await c.connect().catch(() => {});
-    if ((c.status as string) === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const onReady = () => {
-        c.off('end', onEnd);
-        resolve();
-      };
-      const onEnd = () => {
-        c.off('ready', onReady);
-        reject(new EchoError('ERR_CLOSED', 'Connection is closed.'));
-      };
-      c.once('ready', onReady);
-      c.once('end', onEnd);
-    });
-  }
-
-  /** Typed listeners (BullMQ's WorkerListener). */
-  override on<U extends keyof WorkerListener<D, R, N>>(event: U, listener: WorkerListener<D, R, N>[U]): this;
-  override on(event: string | symbol, listener: (...args: any[]) => void): this;
-  override on(event: string | symbol, listener: (...args: any[]) => void): this {
-    return super.on(event, listener);
-  }
-
-  override once<U extends keyof WorkerListener<D, R, N>>(event: U, listener: WorkerListener<D, R, N>[U]): this;
-  override once(event: string | symbol, listener: (...args: any[]) => void): this;
-  override once(event: string | symbol, listener: (...args: any[]) => void): this {
-    return super.once(event, listener);
-  }
-
-  override off<U extends keyof WorkerListener<D, R, N>>(event: U, listener: WorkerListener<D, R, N>[U]): this;
-  override off(event: string | symbol, listener: (...args: any[]) => void): this;
-  override off(event: string | symbol, listener: (...args: any[]) => void): this {
-    return super.off(event, listener);
-  }
-
-  /** Emits 'error' when someone listens, so an unhandled 'error' event never crashes the process. */
-  private reportError(err: unknown): void {
-    const e = err instanceof Error ? err : new Error(String(err));
-    if (this.listenerCount('error') > 0) this.emit('error', e);
-    else console.error(`[echomq] worker ${this.name}: ${e.message}`);
   }
 
   /**
@@ -253,16 +186,6 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     if (!this.opts.skipStalledCheck) void this.startStalledCheckTimer();
     this.runningLoop = this.loop();
     return this.runningLoop;
-  }
-
-  /** The connection idle claims block on, opened on first use. */
-  private blockingClient(): RedisClient {
-    if (!this.blockConn) {
-      this.blockConn = openConnection(this.conn.client, { blocking: true });
-      this.blockConn.client.on('error', () => {}); // reconnects are reported through the main client
-      nameConnection(this.blockConn, this.connectionName());
-    }
-    return this.blockConn.client;
   }
 
   private startLeaseTimer(): void {
@@ -340,18 +263,6 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     return this.running.size;
   }
 
-  private poke(): void {
-    const w = this.wakeLocal;
-    this.wakeLocal = undefined;
-    w?.();
-  }
-
-  private waitLocal(): Promise<void> {
-    return new Promise((resolve) => {
-      this.wakeLocal = resolve;
-    });
-  }
-
   private free(): number {
     const own = this.opts.concurrency - this.running.size - this.reserved;
     return this.pool ? this.pool.free(this, own) : own;
@@ -390,34 +301,6 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
         }
         await this.block(reply.wakeInMs);
       }
-    }
-  }
-
-  /** Blocks on the wake list until work is signalled, the next delayed job is due, or drainDelay. */
-  private async block(wakeInMs: number): Promise<void> {
-    let seconds = this.opts.drainDelay;
-    if (wakeInMs >= 0) seconds = Math.min(seconds, Math.max(0.001, Math.min(wakeInMs, this.opts.maximumRateLimitDelay) / 1000));
-    const client = this.blockingClient();
-    const local = this.waitLocal();
-    // A poke can end a block before its BLPOP returns. That BLPOP stays in flight and is awaited
-    // again here, never stacked behind: a second BLPOP would queue on the same connection while
-    // the first one took the next wake token and nobody looked at it (a lost wake-up).
-    this.blpop ??= client.blpop(this.keys.wake, seconds).then(
-      () => undefined,
-      (err: unknown) => err ?? new Error('blpop failed'),
-    ).finally(() => {
-      this.blpop = undefined;
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const due = new Promise<void>((r) => (timer = setTimeout(r, seconds * 1000)));
-    try {
-      const err = await Promise.race([this.blpop, local, due]);
-      if (err && !this.stopping) {
-        this.reportError(err);
-        await sleep(100);
-      }
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -496,22 +379,6 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       this.reportError(err);
     }
     this.poke();
-  }
-
-  /** BullMQ's spelling: `throw Worker.RateLimitError()` from a processor. */
-  static RateLimitError(): RateLimitError {
-    return new RateLimitError();
-  }
-
-  /**
-   * Blocks claims of the whole queue (every worker) for `ms` milliseconds: sets the global rate
-   * counter to its block value with PX ms. Typical with `throw Worker.RateLimitError()` when an
-   * upstream API answers 429.
-   */
-  async rateLimit(ms: number): Promise<void> {
-    v.integerIn('ms', ms, 1, 86_400_000);
-    // meta blk tells the claim to look at the counter (it reads it otherwise only with a limiter).
-    await this.conn.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', ms).hset(this.keys.meta, 'blk', '1').exec();
   }
 
   /**
@@ -743,26 +610,6 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     return this.closing;
   }
 
-  /** Closes the worker's connections at once, without waiting for running jobs (their leases expire). */
-  async disconnect(): Promise<void> {
-    if (this.blockConn) await closeConnection(this.blockConn, true);
-    await closeConnection(this.conn, true);
-  }
-}
-
-/**
- * Names the worker's connection, as BullMQ does (also a connection the user passed in): CLIENT
- * SETNAME now, and on every reconnect of a connection the worker opened (ioredis'
- * connectionName). Cluster clients are left unnamed (SETNAME would reach one node only).
- */
-function nameConnection(conn: Connection, name: string): void {
-  if (isClusterClient(conn.client)) return;
-  const c = conn.client;
-  if (conn.owned) {
-    c.options.connectionName = name; // applied by ioredis on every (re)connect
-    if (c.status !== 'ready') return;
-  }
-  void c.client('SETNAME', name).catch(() => {});
 }
 
 function cancelRun(run: Running, reason: string): void {
@@ -774,8 +621,4 @@ function cancelRun(run: Running, reason: string): void {
 function toError(e: unknown): Error {
   if (e instanceof Error) return e;
   return new Error(typeof e === 'string' ? e : `non-error thrown: ${v.describe(e)}`);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

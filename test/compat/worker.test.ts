@@ -60,7 +60,10 @@ describe('Worker surface (BullMQ Worker)', () => {
           stalledInterval: w.opts.stalledInterval, maxStalledCount: w.opts.maxStalledCount, drainDelay: w.opts.drainDelay,
           maximumRateLimitDelay: w.opts.maximumRateLimitDelay, runRetryDelay: w.opts.runRetryDelay, autorun: w.opts.autorun,
         },
-        concurrency: [w.concurrency, ((w.concurrency = 5), w.concurrency)[1]],
+        concurrency: [w.concurrency, (() => {
+          w.concurrency = 5;
+          return w.concurrency;
+        })()],
       };
       await w.close();
       return seen;
@@ -337,14 +340,15 @@ describe('concurrency changes while jobs run', () => {
         await sleep(40);
         running--;
       }, { concurrency: 1 });
-      await q.addBulk(Array.from({ length: 120 }, (_, i) => ({ name: 'j', data: { i } })));
+      await q.addBulk(Array.from({ length: 150 }, (_, i) => ({ name: 'j', data: { i } })));
+      await waitFor(() => running === 1, 5000, 'first job');
       await sleep(150);
       const peakAt1 = peak;
       w.concurrency = 8;
-      await sleep(300);
+      await waitFor(() => peak >= 8, 5000, 'eight at once').catch(() => {});
       const peakAt8 = peak;
       w.concurrency = 2;
-      await sleep(120); // the jobs started at 8 finish
+      await waitFor(() => running <= 2, 5000, 'the jobs started at 8 finish');
       peak = running;
       await sleep(300);
       const peakAt2 = peak;
