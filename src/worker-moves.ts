@@ -44,6 +44,9 @@ export type NextJobTuple = [Record<string, unknown> | null, string | 0, number, 
 /** Key of the Job a tuple's jobData was made from, read by Job.fromJSON so the worker's context stays. */
 export const NEXT_JOB = Symbol.for('echomq.nextJob');
 
+/** moveToWaitingChildren.lua: a child failed the job (failParentOnFailure) while it ran. */
+const FAILED_CHILD = -9;
+
 /** Lease of jobs claimed by a Job that no Worker made (BullMQ's default lockDuration). */
 const DEFAULT_LEASE = 30_000;
 
@@ -170,6 +173,9 @@ export async function moveToWaitingChildren(job: Job, ctx: JobContext, owner: st
   const o = v.plainObject('opts', opts);
   const child = o.child === undefined ? '' : childKey(ctx, v.plainObject('opts.child', o.child));
   const r = await scripts.moveToWaitingChildren(ctx, { id: job.id, owner, fence: String(job.attemptsStarted), childKey: child });
+  if (r === FAILED_CHILD) {
+    throw new UnrecoverableError(`Cannot complete job ${job.id} because it has at least one failed child. moveToWaitingChildren`);
+  }
   if (r < 0) throw lockError(r, 'moveToWaitingChildren', job.id);
   if (r === 1) hooksOf(ctx)?.released(job.id);
   return r === 1;

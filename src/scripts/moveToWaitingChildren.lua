@@ -8,8 +8,9 @@
 -- ARGV: [1] job id, [2] owner token ('' = not checked), [3] fence (att the caller's Job was
 --   claimed under; '' = unknown), [4] child job key ('' = any pending child)
 -- Returns: 1 moved to waiting-children, 0 nothing pending (job unchanged).
--- Errors: -1 no such job; -2 missing lock; -3 not active (no token given); -6 lock mismatch
---   (lib/lock.lua); checked only when there is something to wait for, as BullMQ does.
+-- Errors: -1 no such job; -9 a child failed it (with failParentOnFailure) while it ran (field
+--   dfail, lib/flow.lua); -2 missing lock; -3 not active (no token given); -6 lock mismatch
+--   (lib/lock.lua), checked only when there is something to wait for, as BullMQ does.
 -- Events: waiting-children (jobId, prev 'active').
 --!include lib/common.lua
 --!include lib/lanes.lua
@@ -17,8 +18,9 @@
 
 local id = ARGV[1]
 local jk = K.jobBase .. id
-local f = redis.call('HMGET', jk, 'att', 'st', 'pend', 'lane', 'ts')
+local f = redis.call('HMGET', jk, 'att', 'st', 'pend', 'lane', 'ts', 'dfail')
 if not f[2] then return -1 end
+if f[6] then return -9 end
 local pending
 if ARGV[4] ~= '' then
   pending = redis.call('HGET', K.depsBase .. id, ARGV[4]) == 'p'
