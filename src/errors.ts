@@ -29,8 +29,8 @@ export class ValidationError extends EchoError {
 /** The job does not exist (never added, removed, or trimmed by retention). */
 export class JobNotFoundError extends EchoError {
   readonly jobId: string;
-  constructor(jobId: string, op: string) {
-    super('ERR_JOB_NOT_FOUND', `${op}: job ${JSON.stringify(jobId)} does not exist`);
+  constructor(jobId: string, op: string, message = `${op}: job ${JSON.stringify(jobId)} does not exist`) {
+    super('ERR_JOB_NOT_FOUND', message);
     this.jobId = jobId;
   }
 }
@@ -42,8 +42,8 @@ export class JobNotFoundError extends EchoError {
  */
 export class StaleJobError extends EchoError {
   readonly jobId: string;
-  constructor(jobId: string, op: string) {
-    super('ERR_STALE_TOKEN', `${op}: job ${JSON.stringify(jobId)} is no longer held under this token (lease lost)`);
+  constructor(jobId: string, op: string, message = `${op}: job ${JSON.stringify(jobId)} is no longer held under this token (lease lost)`) {
+    super('ERR_STALE_TOKEN', message);
     this.jobId = jobId;
   }
 }
@@ -51,8 +51,8 @@ export class StaleJobError extends EchoError {
 /** The job is not in a state that allows the operation (for example removing an active job). */
 export class InvalidStateError extends EchoError {
   readonly jobId: string;
-  constructor(jobId: string, op: string, detail: string) {
-    super('ERR_INVALID_STATE', `${op}: job ${JSON.stringify(jobId)} ${detail}`);
+  constructor(jobId: string, op: string, detail: string, message = `${op}: job ${JSON.stringify(jobId)} ${detail}`) {
+    super('ERR_INVALID_STATE', message);
     this.jobId = jobId;
   }
 }
@@ -98,12 +98,70 @@ export class RateLimitError extends Error {
   }
 }
 
+/**
+ * Step jobs: throw this from a processor after `job.moveToDelayed(timestamp, token)`. The
+ * worker then neither completes nor fails the job, and the attempt is not counted.
+ */
+export class DelayedError extends Error {
+  constructor(message = 'bullmq:movedToDelayed') {
+    super(message);
+    this.name = 'DelayedError';
+  }
+}
+
+/** Step jobs: throw this after `job.moveToWaitingChildren(token)` resolved true (see DelayedError). */
+export class WaitingChildrenError extends Error {
+  constructor(message = 'bullmq:movedToWaitingChildren') {
+    super(message);
+    this.name = 'WaitingChildrenError';
+  }
+}
+
+/** Step jobs: throw this after `job.moveToWait(token)` (see DelayedError). */
+export class WaitingError extends Error {
+  constructor(message = 'bullmq:movedToWait') {
+    super(message);
+    this.name = 'WaitingError';
+  }
+}
+
+/** A processor's step error (DelayedError, WaitingChildrenError, WaitingError), also from another copy of the package. */
+export function isStepError(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  return e instanceof DelayedError || e instanceof WaitingChildrenError || e instanceof WaitingError
+    || e.name === 'DelayedError' || e.name === 'WaitingChildrenError' || e.name === 'WaitingError';
+}
+
+/**
+ * The error of a refused lock-holder call (job.moveToCompleted/moveToFailed/moveToDelayed/
+ * moveToWait/moveToWaitingChildren; codes of scripts/lib/lock.lua). The message begins with
+ * BullMQ's text for the same refusal (`command` is BullMQ's script name), then echomq's detail.
+ */
+export function lockError(code: number, command: string, jobId: string): EchoError {
+  const id = JSON.stringify(jobId);
+  switch (code) {
+    case Code.NOT_FOUND:
+      return new JobNotFoundError(jobId, command, `Missing key for job ${jobId}. ${command}: job ${id} does not exist`);
+    case Code.STALE:
+      return new StaleJobError(jobId, command,
+        `Missing lock for job ${jobId}. ${command}: job ${id} is not active under this attempt (it finished or moved, or its lease expired)`);
+    case Code.BAD_STATE:
+      return new InvalidStateError(jobId, command, '', `Job ${jobId} is not in the active state. ${command}: job ${id} is not active`);
+    case Code.LOCK_MISMATCH:
+      return new StaleJobError(jobId, command, `Lock mismatch for job ${jobId}. Cmd ${command} from active: job ${id} is held under another token`);
+    default:
+      return errorFromCode(code, command, jobId);
+  }
+}
+
 /** Status codes returned by the Lua scripts. */
 export const Code = {
   NOT_FOUND: -1,
   STALE: -2,
   BAD_STATE: -3,
   ACTIVE_JOBS: -4,
+  /** Active under another lock owner (scripts/lib/lock.lua). */
+  LOCK_MISMATCH: -6,
 } as const;
 
 export function errorFromCode(code: number, op: string, jobId: string, queue = ''): EchoError {

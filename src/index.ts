@@ -3,6 +3,7 @@ export { Queue, type QueueOptions, type BulkJob, type CleanState, type RetryJobs
 export { type QueueListener, type ObliterateOpts, type JobProgress } from './queue-listener.js';
 export { Worker, type WorkerOptions, type Processor } from './worker.js';
 export { ProcessorFileError, type SandboxedOptions } from './sandbox/index.js';
+export { type WorkerListener, type GetNextJobOptions } from './worker-options.js';
 export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode } from './flow-producer.js';
 export { type Dependencies } from './flows.js';
 export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './schedulers.js';
@@ -25,6 +26,9 @@ export {
   ClosedError,
   UnrecoverableError,
   RateLimitError,
+  DelayedError,
+  WaitingChildrenError,
+  WaitingError,
 } from './errors.js';
 export { QueueEvents, type QueueEventsOptions, type QueueEventsListener } from './queue-events.js';
 export { queueKeys, escapeQueueName, shardQueueName, type QueueKeys } from './keys.js';

@@ -10,6 +10,8 @@ import type { QueueEvents } from './queue-events.js';
 import { jobKey, logsKey } from './keys.js';
 import { readDependencies, type Dependencies } from './flows.js';
 import * as v from './validate.js';
+import * as moves from './worker-moves.js';
+import type { NextJobTuple } from './worker-moves.js';
 
 export type JobState = 'waiting' | 'prioritized' | 'active' | 'delayed' | 'completed' | 'failed' | 'waiting-children' | 'unknown';
 
@@ -327,6 +329,22 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       delay: this.delay,
     };
   }
+
+  // --- lock-holder moves (worker-side; see worker-moves.ts) ---
+  /** Completes the job held under `token`; with fetchNext, claims the next job for the same token in the same call. */
+  moveToCompleted(returnValue: ReturnType, token: string, fetchNext = true): Promise<NextJobTuple | []> { return moves.moveToCompleted(this, this.ctx, returnValue, token, fetchNext); }
+  /** Fails (or retries, by attempts and backoff) the job held under `token`. */
+  moveToFailed<E extends Error>(err: E, token: string, fetchNext = false): Promise<NextJobTuple | []> { return moves.moveToFailed(this, this.ctx, err, token, fetchNext); }
+  /** Parks the active job until `timestamp` (ms) without counting the attempt (a step job). */
+  moveToDelayed(timestamp: number, token?: string): Promise<void> { return moves.moveToDelayed(this, this.ctx, timestamp, token); }
+  /** Hands the active job back to waiting (front of its tier) without counting the attempt. */
+  moveToWait(token?: string): Promise<number> { return moves.moveToWait(this, this.ctx, token); }
+  /** Parks the active job until its (given) pending children finish; false when none is pending. */
+  moveToWaitingChildren(token: string, opts: { child?: { id: string; queue: string } } = {}): Promise<boolean> { return moves.moveToWaitingChildren(this, this.ctx, token, opts); }
+  /** Renews the lease of the job held under `token` for `duration` ms: 1, or 0 when not held. */
+  extendLock(token: string, duration: number): Promise<number> { return moves.extendLock(this, this.ctx, token, duration); }
+  /** BullMQ's Job.fromJSON for the jobData of a moveToCompleted/moveToFailed reply. */
+  static fromJSON(source: unknown, json: Record<string, unknown>, jobId?: string): Job { return moves.jobFromJSON(source, json, jobId); }
 }
 
 /** Maps the internal state letter to BullMQ's state names. */

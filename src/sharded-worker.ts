@@ -17,6 +17,7 @@ import { closeConnection, openConnection, type Connection } from './connection.j
 import { shardQueueName } from './keys.js';
 import { ensureShardLayout, MAX_SHARDS } from './sharded.js';
 import { Worker, shardedWorkerFactory, type Processor, type WorkerOptions } from './worker.js';
+import type { Job } from './job.js';
 import * as v from './validate.js';
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
@@ -58,7 +59,8 @@ export class FairSlotPool implements SlotPool {
   private readonly waiters = new Set<object>();
   /** The member that last handed a slot over: waiting members take the slot before it. */
   private yielder: object | undefined;
-  constructor(readonly concurrency: number) {}
+  /** Set by ShardedWorker's concurrency setter. */
+  constructor(public concurrency: number) {}
 
   join(w: object, hooks: { load(): number; poke(): void }): void {
     this.members.set(w, { ...hooks, idle: false });
@@ -141,6 +143,7 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
   private readonly shOnError: (err: Error) => void;
   private readonly shListenerRoom: number;
   private shRun: Promise<void> | undefined;
+  private readonly shPool: FairSlotPool;
   private shClosing: Promise<void> | undefined;
 
   constructor(name: string, processor: Processor<D, R, N>, opts: WorkerOptions = {}) {
@@ -166,6 +169,7 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
     if (max > 0) conn.client.setMaxListeners(max + shards + 1);
     this.shListenerRoom = max > 0 ? shards + 1 : 0;
     const pool = new FairSlotPool(this.opts.concurrency);
+    this.shPool = pool;
     const limiter = opts.limiter && { max: Math.ceil(opts.limiter.max / shards), duration: opts.limiter.duration };
     this.shardWorkers = range(shards).map((i) => {
       const w = new Worker<D, R, N>(shardQueueName(name, i), processor, {
@@ -210,12 +214,47 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
     return this.shardWorkers.every((w) => w.isPaused());
   }
 
-  override pause(): void {
-    for (const w of this.shardWorkers) w.pause();
+  override async pause(doNotWaitActive?: boolean): Promise<void> {
+    await Promise.all(this.shardWorkers.map((w) => w.pause(doNotWaitActive)));
   }
 
-  override resume(): void {
-    for (const w of this.shardWorkers) w.resume();
+  override async resume(): Promise<void> {
+    await Promise.all(this.shardWorkers.map((w) => w.resume()));
+  }
+
+  override get concurrency(): number {
+    return this.opts.concurrency;
+  }
+
+  /** Shared by the shards: takes effect at once on every shard's worker. */
+  override set concurrency(n: number) {
+    super.concurrency = n; // validates it (the base worker never runs)
+    this.shPool.concurrency = n;
+    for (const w of this.shardWorkers) w.concurrency = n;
+  }
+
+  /** @internal The base worker's job context (the shards' jobs carry their own). */
+  override get jobContext() {
+    return super.jobContext;
+  }
+
+  override async startStalledCheckTimer(): Promise<void> {
+    await Promise.all(this.shardWorkers.map((w) => w.startStalledCheckTimer()));
+  }
+
+  /** Manual processing: the next job of any shard, shards tried in turn; blocks on the first shard when none is ready. */
+  override async getNextJob(token: string, opts?: { block?: boolean }): Promise<Job<D, R, N> | undefined> {
+    for (const w of this.shardWorkers) {
+      const job = await w.getNextJob(token, { block: false });
+      if (job) return job;
+    }
+    return opts?.block === false ? undefined : this.shardWorkers[0]!.getNextJob(token, opts);
+  }
+
+  /** Returns the ids no shard renewed. */
+  override async extendJobLocks(jobIds: string[], tokens: string[], duration: number): Promise<string[]> {
+    const refused = await Promise.all(this.shardWorkers.map((w) => w.extendJobLocks(jobIds, tokens, duration)));
+    return jobIds.filter((id) => refused.every((r) => r.includes(id)));
   }
 
   override get activeCount(): number {
@@ -250,4 +289,4 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
   }
 }
 
-shardedWorkerFactory.create = (name, processor, opts) => new ShardedWorker(name, processor, opts);
+shardedWorkerFactory.create = (name, processor, opts) => new ShardedWorker(name, processor as Processor, opts);

@@ -3,14 +3,15 @@
  * per job: `complete` settles the jobs that finished together (up to half the concurrency per
  * call) and claims as many next jobs in the same script, `fail` does the same for one job; an
  * idle worker blocks on the queue's wake list instead of polling; leases are renewed in one call
- * (worker-upkeep.ts).
+ * (worker-upkeep.ts). Without a processor the worker serves manual processing (worker-manual.ts;
+ * the Job's lock-holder calls are in worker-moves.ts); options are validated in worker-options.ts.
  */
-import { EventEmitter } from 'node:events';
-import { retryPlan, type BackoffStrategy } from './backoff.js';
-import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
-import { RateLimitError, StaleJobError, cancelError, errorFromCode, isRateLimitError } from './errors.js';
-import { Job, type JobContext } from './job.js';
-import { queueKeys, type QueueKeys } from './keys.js';
+import { randomUUID } from 'node:crypto';
+import { type BackoffStrategy } from './backoff.js';
+import { checkEvictionPolicy, closeConnection, openConnection } from './connection.js';
+import { EchoError, StaleJobError, cancelError, errorFromCode, isRateLimitError, isStepError } from './errors.js';
+import { Job } from './job.js';
+import { queueKeys } from './keys.js';
 import { DEFAULT_MAX_PAYLOAD } from './options.js';
 import { scripts, type ClaimReply, type ClaimedJob } from './scripts/index.js';
 import * as v from './validate.js';
@@ -19,7 +20,13 @@ import { advanceScheduler } from './schedulers.js';
 import { drainOutbox, mayWriteOutbox } from './flows.js';
 import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
 import type { SlotPool } from './sharded-worker.js';
-import { createSandboxProcessor, type SandboxedOptions, type SandboxProcessor } from './sandbox/index.js';
+import { createSandboxProcessor, type SandboxProcessor } from './sandbox/index.js';
+import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
+import { WorkerBase, nameConnection, sleep } from './worker-base.js';
+import { extendJobLocks, failedStack, failurePlan, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
+import { HeldJobs } from './worker-manual.js';
+
+export type { WorkerOptions } from './worker-options.js';
 
 /**
  * The job's processor. signal: aborted on cancelJob, a lost lease or close(true). It is passed
@@ -36,69 +43,24 @@ export type Processor<D = any, R = any, N extends string = string> = (
 /** The third argument of a processor that does not declare it (see Processor). */
 const UNSEEN_SIGNAL = undefined as unknown as AbortSignal;
 
-export interface WorkerOptions extends SandboxedOptions {
-  connection?: ConnectionInput;
-  /** Key prefix. Default 'emq'. */
-  prefix?: string;
-  /** Jobs processed at once by this worker. Default 1. */
-  concurrency?: number;
-  /** Lease length in ms; renewed every lockDuration / 2 while the job runs. Default 30000. */
-  lockDuration?: number;
-  /** How often (ms) this worker sweeps for expired leases. Default 30000. */
-  stalledInterval?: number;
-  /** Times a job may stall (lease expired) and be recovered before it fails. Default 1. */
-  maxStalledCount?: number;
-  /** Start processing at construction. Default true; otherwise call run(). */
-  autorun?: boolean;
-  /** Longest idle block on the wake list, in seconds. Default 5. */
-  drainDelay?: number;
-  /** Custom backoff strategies by name, used by `backoff: { type: name }`. */
-  backoffStrategies?: Record<string, BackoffStrategy>;
-  /** BullMQ-compatible single custom strategy, used for any unknown backoff type. */
-  settings?: { backoffStrategy?: BackoffStrategy };
-  /** Largest JSON return value / progress accepted, bytes. Default 1 MiB. */
-  maxPayloadBytes?: number;
-  /** Most log lines kept per job (0 = all). Default 0. */
-  keepLogs?: number;
-  /** Return values up to this many bytes are copied into the `completed` event. Default 16384. */
-  maxEventValueBytes?: number;
-  /**
-   * Queue-wide rate limit: at most `max` jobs start per `duration` ms across all workers of the
-   * queue. Written to the queue's meta (rlmax, rldur) when the worker starts; the last worker
-   * started wins. Default none. See docs/events.md#rate-limits.
-   */
-  limiter?: { max: number; duration: number };
-  /**
-   * Serve a sharded queue (`new Queue(name, { shards })`): the same count as the queue's.
-   * `concurrency` is then shared by all shards. See docs/scaling.md. Default: a plain queue.
-   */
-  shards?: number;
-  /** @internal Set by sharded-worker.ts on the worker of one shard: concurrency shared with the other shards. */
-  slotPool?: SlotPool;
-}
-
 /** @internal Filled by sharded-worker.ts (a static import would be a cycle): builds a sharded worker. */
-export const shardedWorkerFactory: { create?: (name: string, processor: Processor, opts: WorkerOptions) => Worker } = {};
+export const shardedWorkerFactory: { create?: (name: string, processor: Processor | null | undefined, opts: WorkerOptions) => Worker } = {};
 
-/** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
-const RATE_BLOCK = 2 ** 50;
 /** Largest limiter.max (stays far below RATE_BLOCK). */
 const MAX_RATE = 1_000_000_000;
 
 /** Most completed jobs settled by one call (complete.lua takes up to 1000). */
 const MAX_SETTLE_BATCH = 200;
 
-export class Worker<D = any, R = any, N extends string = string> extends EventEmitter {
+export class Worker<D = any, R = any, N extends string = string> extends WorkerBase<D, R, N> {
   // `!`: with `shards > 1` the constructor returns a ShardedWorker instead of assigning these.
-  readonly name!: string;
-  readonly keys!: QueueKeys;
-  readonly opts!: Required<Pick<WorkerOptions, 'concurrency' | 'lockDuration' | 'stalledInterval' | 'maxStalledCount' | 'drainDelay'>>;
-  private readonly processor!: Processor<D, R, N>;
+  /** undefined: manual processing (getNextJob), nothing is claimed by the worker itself. */
+  private readonly processor!: Processor<D, R, N> | undefined;
   /** The processor declares its signal parameter, or takes rest parameters (see Processor). */
   private readonly passSignal!: boolean;
-  private readonly conn!: Connection;
-  private blockConn: Connection | undefined;
-  private readonly ctx!: JobContext;
+  private readonly ctx!: MoveContext;
+  /** Jobs held for callers (manual processing, fetchNext replies); see worker-manual.ts. */
+  private readonly manual!: HeldJobs;
   private readonly strategies!: Record<string, BackoffStrategy>;
   private readonly fallbackStrategy?: BackoffStrategy;
   private readonly maxEventValueBytes!: number;
@@ -114,29 +76,30 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   /** Jobs in settle calls still awaiting their reply (they stay in `running` until then). */
   private settling = 0;
   /** Jobs per settle call before it goes out without waiting for the rest of the tick: half the concurrency. */
-  private readonly settleTarget!: number;
+  private settleTarget!: number;
   private runningLoop: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
-  private stopping = false;
   private paused = false;
   private hadWork = false;
-  private wakeLocal: (() => void) | undefined;
-  /** The BLPOP in flight on the blocking connection (see block()); resolves to an error or undefined. */
-  private blpop: Promise<unknown> | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
   /** A processor file's children (src/sandbox), closed with the worker. */
   private readonly sandbox: SandboxProcessor | undefined;
 
-  /** processor: a function, or the path or file: URL of a processor file run sandboxed (docs/sandboxed.md). */
-  constructor(name: string, processor: Processor<D, R, N> | string | URL, opts: WorkerOptions = {}) {
+  /**
+   * processor: a function; the path or file: URL of a processor file, run sandboxed
+   * (docs/sandboxed.md); or null / undefined for manual processing (getNextJob).
+   */
+  constructor(name: string, processor?: Processor<D, R, N> | string | URL | null, opts: WorkerOptions = {}) {
     super();
     v.queueName(name);
-    if (typeof processor !== 'function' && typeof processor !== 'string' && !(processor instanceof URL)) v.fail('processor', 'a function (job, token, signal) => result, or a processor file path or file: URL', processor);
+    if (processor !== null && processor !== undefined && typeof processor !== 'function' && typeof processor !== 'string' && !(processor instanceof URL)) {
+      v.fail('processor', 'a function (job, token, signal) => result, a processor file path or file: URL, or null for manual processing', processor);
+    }
     v.plainObject('opts', opts);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
       if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/sharded-worker.js loaded (import from the package index)');
-      return shardedWorkerFactory.create(name, processor as Processor, opts) as Worker<D, R, N>;
+      return shardedWorkerFactory.create(name, processor as Processor, opts) as unknown as Worker<D, R, N>;
     }
     // A processor file runs in child processes or threads; each shard's worker has its own pool.
     if (typeof processor === 'string' || processor instanceof URL) {
@@ -144,18 +107,11 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       processor = this.sandbox.processor as unknown as Processor<D, R, N>;
     }
     const prefix = opts.prefix === undefined ? undefined : v.prefix(opts.prefix);
-    this.opts = {
-      concurrency: opts.concurrency === undefined ? 1 : v.integerIn('concurrency', opts.concurrency, 1, 100_000),
-      lockDuration: opts.lockDuration === undefined ? 30_000 : v.integerIn('lockDuration', opts.lockDuration, 10, 86_400_000),
-      stalledInterval: opts.stalledInterval === undefined ? 30_000 : v.integerIn('stalledInterval', opts.stalledInterval, 10, 86_400_000),
-      maxStalledCount: opts.maxStalledCount === undefined ? 1 : v.nonNegativeInt('maxStalledCount', opts.maxStalledCount),
-      drainDelay: opts.drainDelay === undefined ? 5 : v.integerIn('drainDelay', opts.drainDelay, 1, 3600),
-    };
-    this.name = name;
+    const settings = workerSettings(opts);
+    this.identify({ name, keys: queueKeys(name, prefix), id: randomUUID(), opts: settings });
     this.settleTarget = Math.min(MAX_SETTLE_BATCH, Math.ceil(this.opts.concurrency / 2));
-    this.processor = processor;
-    this.passSignal = processor.length === 0 || processor.length >= 3;
-    this.keys = queueKeys(name, prefix);
+    this.processor = processor ?? undefined;
+    this.passSignal = !processor || processor.length === 0 || processor.length >= 3;
     this.strategies = opts.backoffStrategies ?? {};
     this.fallbackStrategy = opts.settings?.backoffStrategy;
     if (opts.limiter !== undefined) {
@@ -166,75 +122,157 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       };
     }
     this.maxEventValueBytes = opts.maxEventValueBytes === undefined ? 16384 : v.nonNegativeInt('maxEventValueBytes', opts.maxEventValueBytes);
-    this.conn = openConnection(opts.connection, { persistent: true });
+    const maxPayloadBytes = opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes);
+    const keepLogs = opts.keepLogs === undefined ? 0 : v.nonNegativeInt('keepLogs', opts.keepLogs);
+    this.identify({ conn: openConnection(opts.connection, { persistent: true }) });
     this.ctx = {
       client: this.conn.client,
       keys: this.keys,
-      maxPayloadBytes: opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes),
-      keepLogs: opts.keepLogs === undefined ? 0 : v.nonNegativeInt('keepLogs', opts.keepLogs),
+      maxPayloadBytes,
+      keepLogs,
       onProgress: (job, progress) => this.emit('progress', job, progress),
+      worker: this.hooks(),
     };
+    this.manual = new HeldJobs({
+      ctx: this.ctx,
+      leaseMs: () => this.opts.lockDuration,
+      closing: () => this.stopping,
+      block: (ms) => this.block(ms),
+      started: (job) => {
+        this.startLeaseTimer();
+        this.emit('active', job, 'waiting');
+      },
+    });
     this.conn.client.on('error', (err: Error) => this.reportError(err));
     this.pool = opts.slotPool;
     this.pool?.join(this, { load: () => this.running.size + this.reserved, poke: () => this.poke() });
-    if (opts.autorun !== false) void this.run().catch((err) => this.reportError(err));
+    nameConnection(this.conn, this.connectionName());
+    void this.waitUntilReady().then(
+      () => setTimeout(() => this.emit('ready'), 0),
+      (err: unknown) => {
+        if (!this.stopping) this.reportError(err);
+      },
+    );
+    if (this.processor && this.opts.autorun) void this.run().catch((err) => this.reportError(err));
   }
 
-  /** Emits 'error' when someone listens, so an unhandled 'error' event never crashes the process. */
-  private reportError(err: unknown): void {
-    const e = err instanceof Error ? err : new Error(String(err));
-    if (this.listenerCount('error') > 0) this.emit('error', e);
-    else console.error(`[echomq] worker ${this.name}: ${e.message}`);
+  /** What the Jobs this worker hands out use for their lock-holder calls (worker-moves.ts). */
+  private hooks(): WorkerHooks {
+    // Read at call time: concurrency and the manual side change after construction.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const w = this;
+    return {
+      get leaseMs() { return w.opts.lockDuration; },
+      get maxEventValueBytes() { return w.maxEventValueBytes; },
+      get metrics() { return w.opts.metrics; },
+      get keepCompleted() { return w.opts.keepCompleted; },
+      get keepFailed() { return w.opts.keepFailed; },
+      get strategies() { return w.strategies; },
+      get fallbackStrategy() { return w.fallbackStrategy; },
+      get maxStartedAttempts() { return w.opts.maxStartedAttempts; },
+      released: (id) => {
+        // The processor moved its own job (a step job): its lease is no longer this worker's.
+        const run = this.running.get(id);
+        if (run) run.lost = true;
+        this.manual.release(id);
+      },
+      adopt: (cj) => this.manual.adopt(cj),
+    };
   }
 
-  /** Starts processing; resolves when the worker is closed. */
+  /** @internal The context of the Jobs this worker hands out (Job.fromJSON). */
+  get jobContext(): MoveContext {
+    return this.ctx;
+  }
+
+  /**
+   * Starts processing; resolves when the worker is closed. Rejects with BullMQ's texts for a
+   * worker without a processor (manual processing) and for one already running.
+   */
   run(): Promise<void> {
-    if (this.runningLoop) return this.runningLoop;
+    if (!this.processor) return Promise.reject(new EchoError('ERR_NO_PROCESSOR', 'No process function is defined.'));
+    if (this.runningLoop) return Promise.reject(new EchoError('ERR_RUNNING', 'Worker is already running.'));
     if (this.stopping) return Promise.resolve();
-    this.blockConn = openConnection(this.conn.client, { blocking: true });
-    this.blockConn.client.on('error', () => {}); // reconnects are reported through the main client
     void checkEvictionPolicy(this.conn.client);
-    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(5, this.opts.lockDuration / 2));
-    this.stallTimer = setInterval(() => void this.sweepStalled(), this.opts.stalledInterval);
-    this.leaseTimer.unref();
-    this.stallTimer.unref();
-    void this.sweepStalled();
+    this.startLeaseTimer();
+    if (!this.opts.skipStalledCheck) void this.startStalledCheckTimer();
     this.runningLoop = this.loop();
     return this.runningLoop;
   }
 
+  private startLeaseTimer(): void {
+    if (this.leaseTimer || this.opts.skipLockRenewal || this.stopping) return;
+    this.leaseTimer = setInterval(() => void this.renewLeases(), this.opts.lockRenewTime);
+    this.leaseTimer.unref();
+  }
+
+  /**
+   * Starts the periodic stall sweep (every stalledInterval; one now). run() starts it unless
+   * skipStalledCheck; a manual-processing worker calls it itself, as in BullMQ.
+   */
+  async startStalledCheckTimer(): Promise<void> {
+    if (this.opts.skipStalledCheck || this.stallTimer || this.stopping) return;
+    this.stallTimer = setInterval(() => void this.sweepStalled(), this.opts.stalledInterval);
+    this.stallTimer.unref();
+    await this.sweepStalled();
+  }
+
+  /** Whether the worker is claiming jobs itself: run() was called and it is neither paused nor closing (BullMQ's). */
   isRunning(): boolean {
-    return this.runningLoop !== undefined && !this.stopping;
+    return this.runningLoop !== undefined && !this.stopping && !this.paused;
   }
 
   isPaused(): boolean {
     return this.paused;
   }
 
-  /** Stops claiming new jobs; running jobs finish. */
-  pause(): void {
-    this.paused = true;
+  /** Jobs processed at once. Setting it takes effect at once, up (claims more now) and down (no new job starts until fewer run). */
+  get concurrency(): number {
+    return this.opts.concurrency;
   }
 
-  resume(): void {
+  set concurrency(n: number) {
+    this.opts.concurrency = validConcurrency(n);
+    this.settleTarget = Math.min(MAX_SETTLE_BATCH, Math.ceil(n / 2));
+    this.poke();
+  }
+
+  /**
+   * Stops claiming new jobs; resolves (and emits 'paused') once the running jobs have finished,
+   * or at once with doNotWaitActive.
+   */
+  async pause(doNotWaitActive?: boolean): Promise<void> {
+    if (this.paused) return;
+    this.paused = true;
+    if (!doNotWaitActive && this.running.size > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
+    this.emit('paused');
+  }
+
+  /** Claims again after pause(); emits 'resumed'. */
+  async resume(): Promise<void> {
+    if (!this.paused) return;
     this.paused = false;
     this.poke();
+    this.emit('resumed');
+  }
+
+  /**
+   * Manual processing: claims the next job for `token` (the lock owner; one token may serve
+   * many jobs) through the same lane-aware claim as the worker's own; with block (default),
+   * waits up to drainDelay for one. Emits 'active'. The job's lease is renewed by this worker
+   * until a lock-holder call (job.moveToCompleted, …) moves it.
+   */
+  getNextJob(token: string, opts?: GetNextJobOptions): Promise<Job<D, R, N> | undefined> {
+    return this.manual.getNextJob(token, opts) as Promise<Job<D, R, N> | undefined>;
+  }
+
+  /** Renews the leases of jobs held under the given tokens for `duration` ms; returns the ids not renewed. */
+  extendJobLocks(jobIds: string[], tokens: string[], duration: number): Promise<string[]> {
+    return extendJobLocks(this.ctx, jobIds, tokens, duration);
   }
 
   get activeCount(): number {
     return this.running.size;
-  }
-
-  private poke(): void {
-    const w = this.wakeLocal;
-    this.wakeLocal = undefined;
-    w?.();
-  }
-
-  private waitLocal(): Promise<void> {
-    return new Promise((resolve) => {
-      this.wakeLocal = resolve;
-    });
   }
 
   private free(): number {
@@ -262,7 +300,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
         if (this.stopping) break;
         this.reportError(err);
         failures++;
-        await sleep(Math.min(5000, 50 * 2 ** Math.min(failures, 7)));
+        await sleep(Math.min(5000, this.opts.runRetryDelay, 50 * 2 ** Math.min(failures, 7)));
         continue;
       }
       this.reserved -= n;
@@ -275,34 +313,6 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
         }
         await this.block(reply.wakeInMs);
       }
-    }
-  }
-
-  /** Blocks on the wake list until work is signalled, the next delayed job is due, or drainDelay. */
-  private async block(wakeInMs: number): Promise<void> {
-    let seconds = this.opts.drainDelay;
-    if (wakeInMs >= 0) seconds = Math.min(seconds, Math.max(0.001, wakeInMs / 1000));
-    const client = this.blockConn!.client;
-    const local = this.waitLocal();
-    // A poke can end a block before its BLPOP returns. That BLPOP stays in flight and is awaited
-    // again here, never stacked behind: a second BLPOP would queue on the same connection while
-    // the first one took the next wake token and nobody looked at it (a lost wake-up).
-    this.blpop ??= client.blpop(this.keys.wake, seconds).then(
-      () => undefined,
-      (err: unknown) => err ?? new Error('blpop failed'),
-    ).finally(() => {
-      this.blpop = undefined;
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const due = new Promise<void>((r) => (timer = setTimeout(r, seconds * 1000)));
-    try {
-      const err = await Promise.race([this.blpop, local, due]);
-      if (err && !this.stopping) {
-        this.reportError(err);
-        await sleep(100);
-      }
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -319,7 +329,9 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     this.emit('active', job, 'waiting');
     // Job schedulers: the claimed job's start makes the job of the scheduler's next slot.
     if (job.repeatJobKey !== undefined) void advanceScheduler(this.ctx.client, this.keys, job.repeatJobKey).catch((e) => this.hookError(e));
-    void this.execute(run);
+    const max = this.opts.maxStartedAttempts;
+    if (max && job.attemptsStarted > max) void this.settleFailed(run, startedTooOften());
+    else void this.execute(run);
   }
 
   private async execute(run: Running): Promise<void> {
@@ -331,8 +343,8 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
       const signal = this.passSignal ? run.ac.signal : UNSEEN_SIGNAL;
       // The span wrapper is skipped entirely when @opentelemetry/api is not installed.
       result = await (tracingAvailable
-        ? traceProcess(job, () => this.processor(job, run.token, signal))
-        : this.processor(job, run.token, signal));
+        ? traceProcess(job, () => this.processor!(job, run.token, signal))
+        : this.processor!(job, run.token, signal));
       ok = true;
     } catch (err) {
       error = err;
@@ -340,7 +352,17 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     if (ok) this.settleCompleted(run, result);
     else if (run.cancelled !== undefined) await this.settleFailed(run, cancelError(run.cancelled, error));
     else if (isRateLimitError(error)) await this.handBack(run);
+    else if (isStepError(error)) this.stepped(run);
     else await this.settleFailed(run, toError(error));
+  }
+
+  /**
+   * A step job: the processor moved its job itself (job.moveToDelayed / moveToWaitingChildren /
+   * moveToWait) and threw the matching error. Neither completed nor failed; nothing to settle.
+   */
+  private stepped(run: Running): void {
+    this.release(run);
+    this.poke();
   }
 
   /** Stores the limiter option in the queue's meta before the first claim (retried until it lands). */
@@ -371,22 +393,6 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     this.poke();
   }
 
-  /** BullMQ's spelling: `throw Worker.RateLimitError()` from a processor. */
-  static RateLimitError(): RateLimitError {
-    return new RateLimitError();
-  }
-
-  /**
-   * Blocks claims of the whole queue (every worker) for `ms` milliseconds: sets the global rate
-   * counter to its block value with PX ms. Typical with `throw Worker.RateLimitError()` when an
-   * upstream API answers 429.
-   */
-  async rateLimit(ms: number): Promise<void> {
-    v.integerIn('ms', ms, 1, 86_400_000);
-    // meta blk tells the claim to look at the counter (it reads it otherwise only with a limiter).
-    await this.conn.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', ms).hset(this.keys.meta, 'blk', '1').exec();
-  }
-
   /**
    * Cancels a job this worker is running: aborts the signal passed to the processor with
    * `reason` (default 'job cancelled'). Cancellation is cooperative: when the processor then
@@ -413,6 +419,17 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   /** How many jobs a settle call should claim for this worker: the slot it frees, if running. */
   private fetchCount(): number {
     return this.stopping || this.paused || (this.pool && !this.pool.mayRefetch(this)) ? 0 : 1;
+  }
+
+  /**
+   * Jobs a settle call of `n` running jobs may claim: the slots they free, less any excess over
+   * the current concurrency (lowered while jobs run), so no job starts while as many run.
+   */
+  private refill(n: number): number {
+    if (this.fetchCount() === 0) return 0;
+    if (this.pool) return 1;
+    const room = this.opts.concurrency - (this.running.size - n) - this.reserved;
+    return room >= n ? n : room > 0 ? room : 0;
   }
 
   /**
@@ -455,12 +472,13 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   }
 
   private async completeBatch(batch: Array<{ run: Running; json: string; result: R | undefined }>): Promise<void> {
-    const fetch = this.fetchCount() > 0 ? (this.pool ? 1 : batch.length) : 0;
+    const fetch = this.refill(batch.length);
     let reply;
     try {
       reply = await scripts.completeMany(this.ctx, {
         jobs: batch.map((b) => ({ id: b.run.job.id, token: b.run.token, returnValue: b.json })),
         fetch, leaseMs: this.opts.lockDuration, maxEventValueBytes: this.maxEventValueBytes,
+        metrics: this.opts.metrics, keep: this.opts.keepCompleted,
       });
     } catch (err) {
       this.settling -= batch.length;
@@ -493,13 +511,14 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
 
   private async settleFailed(run: Running, err: Error): Promise<void> {
     const job = run.job;
-    const { retryDelay, reason, made, exhausted } = retryPlan(job, err, this.strategies, this.fallbackStrategy);
-    const stack = JSON.stringify([...job.stacktrace, err.stack ?? String(err)].slice(-10));
-    const fetch = this.fetchCount();
+    const { retryDelay, reason, made, exhausted } = failurePlan(job, err, this.ctx.worker);
+    const stack = failedStack(job, err);
+    const fetch = this.refill(1);
     try {
       const reply = await scripts.fail(this.ctx, {
         id: job.id, token: run.token, reason, stack, retryDelayMs: retryDelay, exhausted,
         fetch, leaseMs: this.opts.lockDuration,
+        metrics: this.opts.metrics || undefined, keep: this.opts.keepFailed,
       });
       this.afterSettle(run, reply, 'fail', () => {
         job.failedReason = reason;
@@ -536,12 +555,29 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     this.pool?.released(this);
   }
 
-  /** Renews every running job's lease in one call (worker-upkeep.ts). */
+  /**
+   * Renews the leases of every job this worker runs or holds for callers, in one call per set
+   * (worker-upkeep.ts); emits locksRenewed and, for leases that were lost, lockRenewalFailed.
+   */
   private async renewLeases(): Promise<void> {
-    try {
-      await renewLeases(this.ctx, this.running, this.opts.lockDuration, (err) => this.reportError(err));
-    } catch (err) {
-      this.reportError(err);
+    for (const set of [this.running, this.manual.held]) {
+      if (set.size === 0) continue;
+      const ids: string[] = [];
+      for (const r of set.values()) if (!r.lost) ids.push(r.job.id);
+      const lost: string[] = [];
+      try {
+        await renewLeases(this.ctx, set, this.opts.lockDuration, (err) => {
+          lost.push(err.jobId);
+          this.reportError(err);
+        });
+      } catch (err) {
+        this.reportError(err);
+        continue;
+      }
+      if (set === this.manual.held) for (const id of lost) this.manual.release(id);
+      if (lost.length > 0) this.emit('lockRenewalFailed', lost);
+      const renewed = lost.length === 0 ? ids : ids.filter((id) => !lost.includes(id));
+      if (renewed.length > 0) this.emit('locksRenewed', { count: renewed.length, jobIds: renewed });
     }
   }
 
@@ -568,6 +604,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   close(force = false): Promise<void> {
     if (this.closing) return this.closing;
     this.stopping = true;
+    this.emit('closing', 'closing queue');
     this.closing = (async () => {
       clearInterval(this.stallTimer);
       this.poke();
@@ -585,6 +622,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     })();
     return this.closing;
   }
+
 }
 
 function cancelRun(run: Running, reason: string): void {
@@ -596,8 +634,4 @@ function cancelRun(run: Running, reason: string): void {
 function toError(e: unknown): Error {
   if (e instanceof Error) return e;
   return new Error(typeof e === 'string' ? e : `non-error thrown: ${v.describe(e)}`);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

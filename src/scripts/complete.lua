@@ -1,16 +1,20 @@
 -- complete: settles one or more active jobs of a worker as completed, then claims the
 -- worker's next jobs in the same call. A worker whose jobs finish in the same tick settles
 -- them together: the call's fixed costs (meta read, clock, claim turn) are paid once.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsCompleted, metricsCompletedData
 -- ARGV: [1] jobs to claim next (0 = none), [2] lease (ms) for them,
---   [3] largest return value (bytes) copied into the completed event, then per settled job
---   (at most 1000): [4 + 3i] job id, [5 + 3i] token (the job's att when claimed),
---   [6 + 3i] return value (JSON)
+--   [3] largest return value (bytes) copied into the completed event,
+--   [4] owner token ('' = a worker's own jobs, whose token is their att; otherwise manual
+--   processing: the lock is checked as lib/lock.lua does, and the claimed jobs get this owner),
+--   [5] metrics data points (0 = the worker keeps no metrics; lib/metrics.lua),
+--   [6] / [7] the worker's removeOnComplete as keep count / age (ms) for jobs without their own
+--   ('' = none: the default applies), then per settled job (at most 1000): [8 + 3i] job id,
+--   [9 + 3i] token (the job's att when claimed), [10 + 3i] return value (JSON)
 -- Returns: {claimed, nextWakeAt, m, code1..codem, id1, fields1, ...}: m settled jobs, each
 --   code 1 (completed) or an error code below, then the claimed jobs like claim.
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
---   recovered, is held under a newer token, or already finished). A job with an error code is
---   left as it was.
+--   recovered, is held under a newer token, or already finished); with an owner token also
+--   -6 lock mismatch (lib/lock.lua). A job with an error code is left as it was.
 -- Events: completed (jobId, returnvalue, prev) per settled job; a flow child releases its
 --   parent in this queue when it was the last pending child: waiting | delayed (jobId of the
 --   parent). A parent in another queue is told through the outbox (lib/flow.lua).
@@ -20,13 +24,18 @@
 --!include lib/claim.lua
 --!include lib/newjob.lua
 --!include lib/flow.lua
+--!include lib/lock.lua
+--!include lib/metrics.lua
 
 local MAX_SETTLE = 1000
 -- Shared fields of the completed events of a settle (emitJob in lib/common.lua).
 local PREV_ACTIVE = { 'prev', 'active' }
-local m = (#ARGV - 3) / 3
+local m = (#ARGV - 7) / 3
 if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs per call') end
 local maxEv = tonumber(ARGV[3])
+local owner = ARGV[4] ~= '' and ARGV[4] or nil
+local metricsMax = tonumber(ARGV[5])
+local workerKeep, workerKeepAge = tonumber(ARGV[6]), tonumber(ARGV[7]) -- nil when ''
 local now = nowMs()
 local nowStr = string.format('%d', now) -- written as a string: see activate in lib/claim.lua
 readMeta() -- the claim below needs it anyway; reading it first also gives emit its cap
@@ -36,18 +45,29 @@ local finished = {} -- ids of settled jobs, removed from the active set with one
 local trims = {}
 
 for i = 0, m - 1 do
-  local id, token, rv = ARGV[4 + 3 * i], ARGV[5 + 3 * i], ARGV[6 + 3 * i]
+  local id, token, rv = ARGV[8 + 3 * i], ARGV[9 + 3 * i], ARGV[10 + 3 * i]
   local jk = K.jobBase .. id
   local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid')
-  if not f[1] then
-    codes[#codes + 1] = -1
+  local code = 1
+  if owner then
+    code = holderCode(jk, f[1], f[2], owner, token) -- manual processing (lib/lock.lua)
+  elseif not f[1] then
+    code = -1
   elseif f[1] ~= token or f[2] ~= 'a' then
-    codes[#codes + 1] = -2
+    code = -2
+  end
+  if code ~= 1 then
+    codes[#codes + 1] = code
   else
     codes[#codes + 1] = 1
     f[3] = laneOr(f[3])
     finished[#finished + 1] = id
-    local keep, keepAge = keepOf(f[4], f[5], KEEP_COMPLETED)
+    local keep, keepAge
+    if workerKeep and not f[4] and not f[5] then
+      keep, keepAge = workerKeep, workerKeepAge or 0
+    else
+      keep, keepAge = keepOf(f[4], f[5], KEEP_COMPLETED)
+    end
     -- A job that keeps no record is deleted below: writing its final fields would be wasted.
     if keep ~= 0 then
       redis.call('HSET', jk, 'st', 'c', 'fOn', nowStr, 'rv', rv, 'made', string.format('%d', tonumber(f[6] or '0') + 1))
@@ -71,8 +91,12 @@ for i = 0, m - 1 do
 end
 if #finished > 0 then redis.call('ZREM', K.active, unpack(finished)) end
 flushTrims(K.completed, trims, now)
+if metricsMax > 0 and #finished > 0 then
+  countFinished(K.metricsCompleted, K.metricsCompletedData, metricsMax, now, #finished)
+end
 
 local out = {}
+claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lua)
 -- A call that settled nothing (every token stale) claims nothing either: it changes nothing.
 local want = #finished > 0 and tonumber(ARGV[1]) or 0
 local got, nextAt = claimJobs(want, tonumber(ARGV[2]), now, out)

@@ -1,11 +1,15 @@
 -- fail: settles an active job whose attempt failed: retries it (at once, back of its tier, or
 -- after a backoff delay) or fails it for good; then claims the worker's next jobs.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg
--- ARGV: [1] job id, [2] token, [3] failed reason, [4] stack trace (JSON array),
---   [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to claim next,
---   [7] lease (ms) for them, [8] '1' when the attempts ran out (emits retries-exhausted)
+-- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsFailed, metricsFailedData
+-- ARGV: [1] job id, [2] token (the job's att when claimed), [3] failed reason, [4] stack trace
+--   (JSON array), [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to
+--   claim next, [7] lease (ms) for them, [8] '1' when the attempts ran out (emits
+--   retries-exhausted), [9] owner token ('' or absent = a worker's own job; otherwise manual
+--   processing, as in complete.lua), [10] metrics data points (0 or absent = none),
+--   [11] / [12] the worker's removeOnFail as keep count / age (ms) for jobs without their own
+--   ('' or absent = none)
 -- Returns: like claim ({claimed, nextWakeAt, ...}), or {code} on error.
--- Errors: -1 no such job; -2 stale token.
+-- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch.
 -- Events: failed (jobId, failedReason, prev) and retries-exhausted when final; otherwise
 --   retrying then delayed (jobId, delay) or waiting (jobId, prev). A flow child that fails for
 --   good with a policy tells its parent (lib/flow.lua): the parent is released (waiting |
@@ -16,12 +20,21 @@
 --!include lib/claim.lua
 --!include lib/newjob.lua
 --!include lib/flow.lua
+--!include lib/lock.lua
+--!include lib/metrics.lua
 
 local id, token = ARGV[1], ARGV[2]
+local owner = ARGV[9] ~= '' and ARGV[9] or nil
 local jk = K.jobBase .. id
 local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo', 'made', 'pid')
-if not f[1] then return {-1} end
-if f[1] ~= token or f[2] ~= 'a' then return {-2} end
+if owner then
+  local code = holderCode(jk, f[1], f[2], owner, token) -- manual processing (lib/lock.lua)
+  if code ~= 1 then return {code} end
+elseif not f[1] then
+  return {-1}
+elseif f[1] ~= token or f[2] ~= 'a' then
+  return {-2}
+end
 f[3], f[6] = laneOr(f[3]), prioOr(f[6])
 local now = nowMs()
 local lane = f[3]
@@ -36,7 +49,11 @@ if delay < 0 then
   if ARGV[8] == '1' then emit('retries-exhausted', 'jobId', id, 'attemptsMade', made) end
   if f[9] then flowSettled(jk, id, 'f', ARGV[3], now) end -- flows: tell the parent (lib/flow.lua)
   local keep, keepAge = keepOf(f[4], f[5], KEEP_FAILED)
+  local workerKeep = tonumber(ARGV[11] or '')
+  if workerKeep and not f[4] and not f[5] then keep, keepAge = workerKeep, tonumber(ARGV[12] or '') or 0 end
   recordFinished(K.failed, id, keep, keepAge, now)
+  local metricsMax = tonumber(ARGV[10] or '0')
+  if metricsMax > 0 then countFinished(K.metricsFailed, K.metricsFailedData, metricsMax, now, 1) end
 elseif delay > 0 then
   redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'd')
   scheduleDelayed(id, now + delay)
@@ -52,6 +69,7 @@ else
 end
 
 local out = {}
+claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lua)
 local want = tonumber(ARGV[6])
 local got, nextAt = claimJobs(want, tonumber(ARGV[7]), now, out)
 if admitted and want == 0 then wake() end

@@ -34,6 +34,9 @@ const raw = {
   updateData: call('updateData'),
   addLog: call('addLog'),
   moveToWait: call('moveToWait'),
+  moveToDelayed: call('moveToDelayed'),
+  moveToWaitingChildren: call('moveToWaitingChildren'),
+  extendLocks: call('extendLocks'),
 };
 
 /** Names of every transition script (for docs and tests). */
@@ -122,14 +125,18 @@ export const scripts = {
     return out;
   },
 
-  async claim(ctx: ScriptContext, a: { count: number; leaseMs: number }): Promise<ClaimReply> {
-    return parseClaim(await raw.claim(ctx, [a.count, a.leaseMs])) as ClaimReply;
+  /** owner: manual processing, the caller's token stored as each claimed job's lock owner. */
+  async claim(ctx: ScriptContext, a: { count: number; leaseMs: number; owner?: string }): Promise<ClaimReply> {
+    return parseClaim(await raw.claim(ctx, a.owner === undefined ? [a.count, a.leaseMs] : [a.count, a.leaseMs, a.owner])) as ClaimReply;
   },
 
   /** Settles one job as completed and claims `fetch` more: completeMany for one job. */
   async complete(
     ctx: ScriptContext,
-    a: { id: string; token: string; returnValue: string; fetch: number; leaseMs: number; maxEventValueBytes: number },
+    a: {
+      id: string; token: string; returnValue: string; fetch: number; leaseMs: number; maxEventValueBytes: number;
+      owner?: string; metrics?: number; keep?: [number, number];
+    },
   ): Promise<ClaimReply | number> {
     const r = await scripts.completeMany(ctx, { ...a, jobs: [a] });
     return r.codes[0] === 1 ? r : r.codes[0]!;
@@ -137,13 +144,19 @@ export const scripts = {
 
   /**
    * Settles several jobs as completed in one call (at most 1000) and claims `fetch` more.
-   * codes[i] is 1 (completed), -1 (no such job) or -2 (stale token) for jobs[i].
+   * codes[i] is 1 (completed), -1 (no such job) or -2 (stale token) for jobs[i]; with `owner`
+   * (manual processing: tokens are then the jobs' fences) also -6 (lock mismatch).
+   * metrics: data points kept by the per-minute counts (0 or absent = none). keep: the worker's
+   * removeOnComplete (count, age ms) for jobs without their own.
    */
   async completeMany(
     ctx: ScriptContext,
-    a: { jobs: ReadonlyArray<{ id: string; token: string; returnValue: string }>; fetch: number; leaseMs: number; maxEventValueBytes: number },
+    a: {
+      jobs: ReadonlyArray<{ id: string; token: string; returnValue: string }>; fetch: number; leaseMs: number; maxEventValueBytes: number;
+      owner?: string; metrics?: number; keep?: [number, number];
+    },
   ): Promise<ClaimReply & { codes: number[] }> {
-    const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes];
+    const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes, a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? ''];
     for (const j of a.jobs) args.push(j.id, j.token, j.returnValue);
     const r = (await raw.complete(ctx, args)) as unknown[];
     const m = Number(r[2]);
@@ -156,11 +169,14 @@ export const scripts = {
 
   async fail(
     ctx: ScriptContext,
-    a: { id: string; token: string; reason: string; stack: string; retryDelayMs: number; exhausted: boolean; fetch: number; leaseMs: number },
+    a: {
+      id: string; token: string; reason: string; stack: string; retryDelayMs: number; exhausted: boolean; fetch: number; leaseMs: number;
+      owner?: string; metrics?: number; keep?: [number, number];
+    },
   ): Promise<ClaimReply | number> {
-    return parseClaim(
-      await raw.fail(ctx, [a.id, a.token, a.reason, a.stack, a.retryDelayMs, a.fetch, a.leaseMs, a.exhausted ? '1' : '0']),
-    );
+    const args: Array<string | number> = [a.id, a.token, a.reason, a.stack, a.retryDelayMs, a.fetch, a.leaseMs, a.exhausted ? '1' : '0'];
+    if (a.owner !== undefined || a.metrics || a.keep) args.push(a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '');
+    return parseClaim(await raw.fail(ctx, args));
   },
 
   /** Returns the ids whose lease could not be renewed. */
@@ -235,4 +251,24 @@ export const scripts = {
   addLog: async (ctx: ScriptContext, a: { id: string; line: string; keep: number }) => Number(await raw.addLog(ctx, [a.id, a.line, a.keep])),
   /** Hands an active job back to ready without counting an attempt: 1, or -1 missing / -2 stale. */
   moveToWait: async (ctx: ScriptContext, a: { id: string; token: string }) => Number(await raw.moveToWait(ctx, [a.id, a.token])),
+
+  /**
+   * Lock-holder calls (manual processing, step jobs; src/worker-moves.ts). owner: the caller's
+   * token ('' = not checked); fence: the att the caller's Job was claimed under ('' = unknown).
+   * Negative replies are lib/lock.lua's codes (-1, -2, -3, -6).
+   */
+  moveToWaitAs: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string }) =>
+    Number(await raw.moveToWait(ctx, [a.id, a.fence, a.owner])),
+  /** Due time (ms, Redis clock), or a negative code. */
+  moveToDelayed: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; delayMs: number }) =>
+    Number(await raw.moveToDelayed(ctx, [a.id, a.owner, a.fence, a.delayMs])),
+  /** 1 moved, 0 nothing pending, or a negative code. */
+  moveToWaitingChildren: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; childKey: string }) =>
+    Number(await raw.moveToWaitingChildren(ctx, [a.id, a.owner, a.fence, a.childKey])),
+  /** Ids whose lease was not renewed. */
+  async extendLocks(ctx: ScriptContext, a: { leaseMs: number; jobs: ReadonlyArray<{ id: string; owner: string; fence: string }> }): Promise<string[]> {
+    const args: Array<string | number> = [a.leaseMs];
+    for (const j of a.jobs) args.push(j.id, j.owner, j.fence);
+    return ((await raw.extendLocks(ctx, args)) as unknown[]).map(String);
+  },
 };

@@ -19,10 +19,15 @@ local RATE_BLOCK = 1125899906842624
 -- The meta fields a claim reads, in one HMGET per script call (also sets emit's events cap):
 -- 1 paused, 2 conc, 3 rlmax, 4 rldur, 5 tl, 6 tk, 7 blk, 8 evmax, 9 dly, 10 rlw.
 local metaRow
+-- Manual processing (worker.getNextJob, job.moveToCompleted with fetchNext): the caller's token,
+-- stored as the claimed jobs' `tok` field beside the attempt fence `att` (docs/internals.md,
+-- tokens). nil for a worker's own claims, which store no owner: their token is `att` itself.
+local claimOwner
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
 local function reset_claim()
   metaRow = nil
+  claimOwner = nil
 end
 local function readMeta()
   if not metaRow then
@@ -111,17 +116,28 @@ local function activate(jk, nowStr)
   local h = redis.call('HGETALL', jk)
   local out, n = {}, 0
   local att = '1'
+  local hadOwner = false
   for i = 1, #h, 2 do
     local k = h[i]
     if k == 'att' then
       att = string.format('%d', tonumber(h[i + 1]) + 1)
+    elseif k == 'tok' then
+      hadOwner = true
     elseif k ~= 'st' and k ~= 'sq' and k ~= 'pOn' then
       out[n + 1], out[n + 2] = k, h[i + 1]
       n = n + 2
     end
   end
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 'att', att, 'pOn', nowStr
-  redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr)
+  if claimOwner then
+    -- Manual processing: the caller's token names the owner; att stays the fence.
+    out[n + 5], out[n + 6] = 'tok', claimOwner
+    redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr, 'tok', claimOwner)
+  else
+    redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr)
+    -- An owner left from an earlier manual attempt would refuse this attempt's own token.
+    if hadOwner then redis.call('HDEL', jk, 'tok') end
+  end
   return out
 end
 

@@ -75,8 +75,13 @@ resolveDep = function(pid, ref, kind, value, now, depth)
   if redis.call('HGET', dk, ref) ~= 'p' then return 0 end
   redis.call('HSET', dk, ref, kind .. value)
   local pend = redis.call('HINCRBY', pjk, 'pend', -1)
-  -- A parent that already failed (an earlier child failed it) only records the outcome.
-  if st ~= 'h' then return 1 end
+  -- A parent that already failed (an earlier child failed it) only records the outcome. A step
+  -- job that has not parked yet (active, delayed or ready) remembers the failure: its next
+  -- moveToWaitingChildren is refused (moveToWaitingChildren.lua, BullMQ's failed-child error).
+  if st ~= 'h' then
+    if kind == 'f' and st ~= 'f' and st ~= 'c' then redis.call('HSET', pjk, 'dfail', ref) end
+    return 1
+  end
   if kind == 'f' then
     failHeldParent(pid, ref, value, now, depth or 0)
   elseif pend <= 0 then

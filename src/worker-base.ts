@@ -1,0 +1,178 @@
+/**
+ * The Worker's identity and connections, apart from its job loop (worker.ts): name, keys, id and
+ * options; the command connection and the blocking one idle claims wait on (named with BullMQ's
+ * scheme); the typed listener map; error reporting; the queue-wide rate-limit block.
+ */
+import { EventEmitter } from 'node:events';
+import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient } from './connection.js';
+import { EchoError, RateLimitError } from './errors.js';
+import { clientName, type QueueKeys } from './keys.js';
+import * as v from './validate.js';
+import type { WorkerListener, WorkerSettings } from './worker-options.js';
+
+/** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
+const RATE_BLOCK = 2 ** 50;
+
+export class WorkerBase<D = any, R = any, N extends string = string> extends EventEmitter {
+  // `!`: assigned by the Worker's constructor (which may return a ShardedWorker instead).
+  readonly name!: string;
+  readonly keys!: QueueKeys;
+  /** This worker's id (BullMQ's: a random UUID). */
+  readonly id!: string;
+  /** The options in force, with their defaults. `concurrency` follows the setter. */
+  readonly opts!: WorkerSettings;
+  protected readonly conn!: Connection;
+  protected blockConn: Connection | undefined;
+  protected stopping = false;
+  /** Resolves the current local wait (see poke). */
+  protected wakeLocal: (() => void) | undefined;
+  /** The BLPOP in flight on the blocking connection (see block()); resolves to an error or undefined. */
+  protected blpop: Promise<unknown> | undefined;
+
+  /** Sets the identity fields (the Worker's constructor, once its options are validated). */
+  protected identify(fields: Partial<Pick<WorkerBase, 'name' | 'keys' | 'id' | 'opts'>> & { conn?: Connection }): void {
+    Object.assign(this, fields);
+  }
+
+  /** The CLIENT SETNAME of this worker's connections (BullMQ's scheme; Queue.getWorkers reads it). */
+  protected connectionName(): string {
+    return clientName(this.keys, this.opts.name === undefined ? '' : `:w:${this.opts.name}`);
+  }
+
+  /** Resolves once the worker's connection is ready. */
+  async waitUntilReady(): Promise<void> {
+    const c = this.conn.client;
+    if (c.status === 'ready') return;
+    if (c.status === 'wait') await c.connect().catch(() => {});
+    if ((c.status as string) === 'ready') return;
+    await new Promise<void>((resolve, reject) => {
+      const onReady = () => {
+        c.off('end', onEnd);
+        resolve();
+      };
+      const onEnd = () => {
+        c.off('ready', onReady);
+        reject(new EchoError('ERR_CLOSED', 'Connection is closed.'));
+      };
+      c.once('ready', onReady);
+      c.once('end', onEnd);
+    });
+  }
+
+  /** Typed listeners (BullMQ's WorkerListener). */
+  override on<U extends keyof WorkerListener<D, R, N>>(event: U, listener: WorkerListener<D, R, N>[U]): this;
+  override on(event: string | symbol, listener: (...args: any[]) => void): this;
+  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.on(event, listener);
+  }
+
+  override once<U extends keyof WorkerListener<D, R, N>>(event: U, listener: WorkerListener<D, R, N>[U]): this;
+  override once(event: string | symbol, listener: (...args: any[]) => void): this;
+  override once(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.once(event, listener);
+  }
+
+  override off<U extends keyof WorkerListener<D, R, N>>(event: U, listener: WorkerListener<D, R, N>[U]): this;
+  override off(event: string | symbol, listener: (...args: any[]) => void): this;
+  override off(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.off(event, listener);
+  }
+
+  /** Emits 'error' when someone listens, so an unhandled 'error' event never crashes the process. */
+  protected reportError(err: unknown): void {
+    const e = err instanceof Error ? err : new Error(String(err));
+    if (this.listenerCount('error') > 0) this.emit('error', e);
+    else console.error(`[echomq] worker ${this.name}: ${e.message}`);
+  }
+
+  /** The connection idle claims block on, opened on first use. */
+  protected blockingClient(): RedisClient {
+    if (!this.blockConn) {
+      this.blockConn = openConnection(this.conn.client, { blocking: true });
+      this.blockConn.client.on('error', () => {}); // reconnects are reported through the main client
+      nameConnection(this.blockConn, this.connectionName());
+    }
+    return this.blockConn.client;
+  }
+
+  protected poke(): void {
+    const w = this.wakeLocal;
+    this.wakeLocal = undefined;
+    w?.();
+  }
+
+  protected waitLocal(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wakeLocal = resolve;
+    });
+  }
+
+  /** Blocks on the wake list until work is signalled, the next delayed job is due, or drainDelay. */
+  protected async block(wakeInMs: number): Promise<void> {
+    let seconds = this.opts.drainDelay;
+    if (wakeInMs >= 0) seconds = Math.min(seconds, Math.max(0.001, Math.min(wakeInMs, this.opts.maximumRateLimitDelay) / 1000));
+    const client = this.blockingClient();
+    const local = this.waitLocal();
+    // A poke can end a block before its BLPOP returns. That BLPOP stays in flight and is awaited
+    // again here, never stacked behind: a second BLPOP would queue on the same connection while
+    // the first one took the next wake token and nobody looked at it (a lost wake-up).
+    this.blpop ??= client.blpop(this.keys.wake, seconds).then(
+      () => undefined,
+      (err: unknown) => err ?? new Error('blpop failed'),
+    ).finally(() => {
+      this.blpop = undefined;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const due = new Promise<void>((r) => (timer = setTimeout(r, seconds * 1000)));
+    try {
+      const err = await Promise.race([this.blpop, local, due]);
+      if (err && !this.stopping) {
+        this.reportError(err);
+        await sleep(100);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** BullMQ's spelling: `throw Worker.RateLimitError()` from a processor. */
+  static RateLimitError(): RateLimitError {
+    return new RateLimitError();
+  }
+
+  /**
+   * Blocks claims of the whole queue (every worker) for `ms` milliseconds: sets the global rate
+   * counter to its block value with PX ms. Typical with `throw Worker.RateLimitError()` when an
+   * upstream API answers 429.
+   */
+  async rateLimit(ms: number): Promise<void> {
+    v.integerIn('ms', ms, 1, 86_400_000);
+    // meta blk tells the claim to look at the counter (it reads it otherwise only with a limiter).
+    await this.conn.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', ms).hset(this.keys.meta, 'blk', '1').exec();
+  }
+
+  /** Closes the worker's connections at once, without waiting for running jobs (their leases expire). */
+  async disconnect(): Promise<void> {
+    if (this.blockConn) await closeConnection(this.blockConn, true);
+    await closeConnection(this.conn, true);
+  }
+}
+
+/**
+ * Names the worker's connection, as BullMQ does (also a connection the user passed in): CLIENT
+ * SETNAME now, and on every reconnect of a connection the worker opened (ioredis'
+ * connectionName). Cluster clients are left unnamed (SETNAME would reach one node only).
+ */
+export function nameConnection(conn: Connection, name: string): void {
+  if (isClusterClient(conn.client)) return;
+  const c = conn.client;
+  if (conn.owned) {
+    c.options.connectionName = name; // applied by ioredis on every (re)connect
+    if (c.status !== 'ready') return;
+  }
+  void c.client('SETNAME', name).catch(() => {});
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
