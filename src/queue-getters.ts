@@ -13,7 +13,7 @@ import * as schedulers from './schedulers.js';
 export abstract class QueueGetters<DataType = any, ReturnType = any, NameType extends string = string> extends QueueBase {
   async getJob(id: string): Promise<Job<DataType, ReturnType, NameType> | undefined> {
     v.existingJobId(id);
-    return (await Job.fromId(this.ctx, id)) as Job<DataType, ReturnType, NameType> | undefined;
+    return (await Job.load(this.ctx, id, this)) as Job<DataType, ReturnType, NameType> | undefined;
   }
 
   /** See inspect.getJobs for the order of each state. */
