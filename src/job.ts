@@ -119,7 +119,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       // (options.ts storedOptions): job.opts shows them like BullMQ's.
       const o: JobOptions = { attempts: 0, ...(parseJson(h.opts) as JobOptions | undefined) };
       if (this.priority !== 0) o.priority = this.priority;
-      if (h.lane !== undefined) o.lane = h.lane;
+      if (h.lane !== undefined && h.lane !== DEFAULT_LANE) o.lane = h.lane;
       const added = h.odl ?? h.delay;
       if (added !== undefined && added !== '0') o.delay = Number(added);
       if (h.lifo === '1') o.lifo = true;
