@@ -175,4 +175,30 @@ describe('Job flow members', () => {
     expect(r.echomq).toEqual(r.bullmq);
     expect(r.echomq).toEqual({ n: 600, several: true, count: { unprocessed: 600 } });
   });
+
+  it('across queues: removeChildDependency, removeUnprocessedChildren and remove reach the other queue', async () => {
+    const r = await sideBySide(async (lib, name, connection) => {
+      const { q, fp } = setup(lib, name, connection);
+      const other = `${name}-b`;
+      const qb = new lib.Queue(other, { connection, prefix });
+      const kids = (tag: string) => [1, 2].map((i) => ({ name: 'k', queueName: other, data: {}, opts: { jobId: `${tag}${i}`, delay: 60_000 } }));
+      const t1 = await fp.add({ name: 'r1', queueName: name, data: {}, children: kids('a') });
+      const a1 = (await qb.getJob('a1'))!;
+      const parentOfA1 = [a1.parent, a1.parentKey];
+      const rows: unknown[] = [await a1.removeChildDependency(), await t1.job.getState(), await t1.job.getDependenciesCount()];
+      await (await qb.getJob('a2'))!.removeChildDependency();
+      rows.push(await t1.job.getState());
+      const t2 = await fp.add({ name: 'r2', queueName: name, data: {}, children: kids('b') });
+      await t2.job.removeUnprocessedChildren();
+      rows.push([(await qb.getJob('b1')) ?? 'gone', (await qb.getJob('b2')) ?? 'gone', await t2.job.getState()]);
+      const t3 = await fp.add({ name: 'r3', queueName: name, data: {}, children: kids('c') });
+      await t3.job.remove();
+      rows.push([(await qb.getJob('c1')) ?? 'gone', (await qb.getJob('c2')) ?? 'gone']);
+      await fp.close();
+      await qb.close();
+      await q.close();
+      return norm({ parentOfA1, rows }, name);
+    });
+    expect(r.echomq).toEqual(r.bullmq);
+  });
 });
