@@ -53,6 +53,12 @@ interface Emitter {
 /** Marks the internal construction from a hash (see fromHash); never exported. */
 const FROM_HASH = Symbol('fromHash');
 
+/**
+ * The Queue or Worker a job was made through (BullMQ emits 'progress'/'removed' there). Kept
+ * beside the job, not in it: jobs of the claim path have none and pay nothing for it.
+ */
+const owners = new WeakMap<object, Emitter>();
+
 /** Most jobs per add-script call of createBulk (as Queue.addBulk). */
 const ADD_BATCH = 100;
 
@@ -73,15 +79,19 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   attemptsMade: number;
   /** Attempts started (claims) since the last retry that reset them. */
   attemptsStarted: number;
-  /** Claims ever made: the fencing token while the job is active (see Job.tokenOf). */
-  #att: number;
+  /**
+   * attemptsStarted's base after a retry that reset it (retry.lua `atb`): the claim count, which
+   * is the fencing token (see Job.tokenOf), is attemptsStarted + atb. Set only when present, so
+   * the claim path defines no field for it.
+   */
+  declare protected atb?: number;
   /** Times the job's lease expired and it was recovered. */
   stalledCounter: number;
   progress: unknown;
   returnvalue: ReturnType;
   failedReason!: string;
   /** BullMQ's deferred failure (echomq never sets it). */
-  deferredFailure!: string;
+  declare deferredFailure: string;
   stacktrace: string[];
   /** Creation time, ms (Redis clock). */
   timestamp: number;
@@ -95,14 +105,14 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   parentKey?: string;
   /** Id of the job scheduler that made this job (BullMQ's repeatJobKey). */
   repeatJobKey?: string;
-  deduplicationId?: string;
+  // The fields below are set only when they have a value (declared, so a job built on the
+  // claim path does not define them).
+  declare deduplicationId?: string;
   /** The lock token while a worker processes the job (set by the worker side). */
-  token?: string;
+  declare token?: string;
   /** Name of the worker that processed the job, when it has one. */
-  processedBy?: string;
+  declare processedBy?: string;
   protected readonly ctx: JobContext;
-  /** The Queue or Worker the job was made through (BullMQ emits 'progress'/'removed' there). */
-  #owner: Emitter | undefined;
 
   constructor(queue: object, name: NameType, data: DataType, opts?: JobOptions, id?: string);
   constructor(queue: unknown, name: unknown, data?: unknown, opts: unknown = {}, id?: string) {
@@ -130,8 +140,11 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       this.opts = o;
       this.delay = Number(h.delay ?? 0);
       this.attemptsMade = Number(h.made ?? 0);
-      this.#att = Number(h.att ?? 0);
-      this.attemptsStarted = h.atb === undefined ? this.#att : this.#att - Number(h.atb);
+      this.attemptsStarted = Number(h.att ?? 0);
+      if (h.atb !== undefined) {
+        this.atb = Number(h.atb);
+        this.attemptsStarted -= this.atb;
+      }
       this.stalledCounter = Number(h.stc ?? 0);
       this.progress = parseJson(h.prog) ?? 0;
       this.returnvalue = (h.rv === undefined ? null : parseJson(h.rv)) as ReturnType;
@@ -147,14 +160,14 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
         this.parent = h.pol === 'f' ? { id: h.pid, queueKey, fpof: true } : h.pol === 'i' ? { id: h.pid, queueKey, idof: true } : { id: h.pid, queueKey };
       }
       this.repeatJobKey = h.sid;
-      this.deduplicationId = o.deduplication?.id;
-      this.processedBy = h.pb;
+      if (o.deduplication !== undefined) this.deduplicationId = o.deduplication.id;
+      if (h.pb !== undefined) this.processedBy = h.pb;
       return;
     }
     // BullMQ's constructor: an unsaved job of this queue (Job.create saves one).
     const ctx = jobContextOf(queue);
     this.ctx = ctx;
-    if (ctx !== queue) this.#owner = queue as Emitter;
+    if (ctx !== queue) owners.set(this, queue as Emitter);
     const given = (opts ?? {}) as ConstructorOptions;
     const { repeatJobKey, ...rest } = given;
     this.id = id as string;
@@ -166,7 +179,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.lane = given.lane ?? DEFAULT_LANE;
     this.delay = given.delay as number;
     this.attemptsMade = 0;
-    this.#att = 0;
     this.attemptsStarted = 0;
     this.stalledCounter = 0;
     this.progress = 0;
@@ -178,7 +190,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       this.parent = { id: given.parent.id, queueKey: given.parent.queue };
     }
     this.repeatJobKey = repeatJobKey;
-    this.deduplicationId = given.deduplication?.id;
+    if (given.deduplication !== undefined) this.deduplicationId = given.deduplication.id;
   }
 
   /**
@@ -201,7 +213,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** @internal Builds a Job from its stored hash (HGETALL as an object). */
   static fromHash(ctx: JobContext, id: string, h: Record<string, string>): Job {
-    return new Job(FROM_HASH as never, ctx as never, id as never, h as never);
+    return new Job(FROM_HASH as never, ctx as never, id as never, h as never, undefined);
   }
 
   /** @internal Builds a Job from a flat field/value list (HGETALL as an array). */
@@ -216,13 +228,13 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const h = await ctx.client.hgetall(jobKey(ctx.keys, id));
     if (!h || Object.keys(h).length === 0) return undefined;
     const job = Job.fromHash(ctx, id, h);
-    if (owner && owner !== ctx) job.#owner = owner as Emitter;
+    if (owner && owner !== ctx) owners.set(job, owner as Emitter);
     return job;
   }
 
   /** @internal The fencing token of a claimed job (the claim count `att`, never lowered by a retry's reset). */
   static tokenOf(job: Job): string {
-    return String(job.#att);
+    return String(job.atb === undefined ? job.attemptsStarted : job.attemptsStarted + job.atb);
   }
 
   /** Adds a job to the queue (BullMQ's Job.create: the queue's defaultJobOptions do not apply, as there). */
@@ -265,7 +277,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     if (j.deduplicationId || j.debounceId) job.deduplicationId = j.deduplicationId || j.debounceId;
     if (j.failedReason) job.failedReason = j.failedReason;
     job.attemptsStarted = j.attemptsStarted ?? 0;
-    job.#att = job.attemptsStarted;
     job.attemptsMade = j.attemptsMade ?? 0;
     job.stalledCounter = j.stalledCounter ?? 0;
     if (j.deferredFailure) job.deferredFailure = j.deferredFailure;
@@ -366,7 +377,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const json = v.encodeJson('progress', progress, this.ctx.maxPayloadBytes);
     this.check(await scripts.progress(this.ctx, { id: this.id, progress: json }), 'updateProgress');
     this.progress = progress;
-    if (this.#owner) this.#owner.emit('progress', this, progress);
+    const owner = owners.get(this);
+    if (owner) owner.emit('progress', this, progress);
     else this.ctx.onProgress?.(this, progress);
   }
 
@@ -441,7 +453,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   async remove({ removeChildren = true }: { removeChildren?: boolean } = {}): Promise<void> {
     const r = await deps.removeWithChildren(this.ctx, this.id, v.boolean('removeChildren', removeChildren));
     if (r === -3) throw lockedError(this.id);
-    this.#owner?.emit('removed', this);
+    owners.get(this)?.emit('removed', this);
   }
 
   /**
