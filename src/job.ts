@@ -2,16 +2,17 @@
  * Job: BullMQ's Job class on echomq. A snapshot of one job's hash plus methods that act on it
  * through the transition scripts. Fields and methods follow BullMQ 6 (docs/compat-notes/job.md
  * lists the differences); the helpers live in job-state.ts (states, errors, the queue
- * argument), job-json.ts (JSON shapes) and job-dependencies.ts (flow children).
+ * argument), job-json.ts (JSON shapes), job-dependencies.ts (flow children) and job-wait.ts
+ * (waitUntilFinished, preparing adds and log lines).
  *
  * Two ways in: BullMQ's `new Job(queue, name, data, opts, id)` (an unsaved job; `Job.create`
  * saves one), and the internal `Job.fromHash` / `Job.fromFields`, which every reader and the
  * worker's claim path use. The latter only assigns fields: the hot path builds one per claim.
  */
-import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_LANE, normalizeJobOptions, storedOptions, type JobOptions } from './options.js';
-import { scripts, type AddJobArgs, type ScriptContext } from './scripts/index.js';
+import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_LANE, type JobOptions } from './options.js';
+import { scripts, type ScriptContext } from './scripts/index.js';
 import { jobScripts } from './scripts/job-scripts.js';
-import { ClosedError, JobNotFoundError } from './errors.js';
+import { JobNotFoundError } from './errors.js';
 import type { QueueEvents } from './queue-events.js';
 import { jobKey, logsKey, queueKeys, type QueueKeys } from './keys.js';
 import { normalizeBackoff } from './backoff.js';
@@ -21,10 +22,14 @@ import {
   definedOnly, num, optsFromJSON, parseJson, retentionOption, returnValue, traces, type JobJson, type JobJsonSandbox, type ParentKeys,
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
+import { addLog, prepare, waitUntilFinished } from './job-wait.js';
 
 export { stateName, jobContextOf, type JobState } from './job-state.js';
 export type { JobJson, JobJsonSandbox, ParentKeys } from './job-json.js';
 export type { DependenciesOpts, DependencyOpts, JobDependencies, DependencyCounts } from './job-dependencies.js';
+
+/** BullMQ's PRIORITY_LIMIT: the highest priority number (echomq's MAX_PRIORITY). */
+export const PRIORITY_LIMIT = v.MAX_PRIORITY;
 
 /** What a Job needs to reach Redis. */
 export interface JobContext extends ScriptContext {
@@ -525,60 +530,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * When the return value was too big for the event (`maxEventValueBytes`), it is read from the job.
    */
   waitUntilFinished(queueEvents: QueueEvents, ttl?: number): Promise<ReturnType> {
-    const qe = queueEvents as Partial<QueueEvents> | undefined;
-    if (!qe || typeof qe.on !== 'function' || typeof qe.waitUntilReady !== 'function' || !qe.keys) {
-      v.fail('queueEvents', 'a QueueEvents instance', queueEvents);
-    }
-    if (qe.keys.events !== this.ctx.keys.events) {
-      v.fail('queueEvents', `a QueueEvents of queue ${JSON.stringify(this.ctx.keys.queue)} (same prefix)`, qe.name);
-    }
-    if (ttl !== undefined) v.positiveInt('ttl', ttl);
-    const events = queueEvents;
-    const id = this.id;
-    const jk = jobKey(this.ctx.keys, id);
-    const client = this.ctx.client;
-    return new Promise<ReturnType>((resolve, reject) => {
-      let settled = false;
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (fn: () => void) => {
-        if (settled) return;
-        settled = true;
-        if (timer) clearTimeout(timer);
-        events.off(`completed:${id}`, onCompleted);
-        events.off(`failed:${id}`, onFailed);
-        unsubscribeClosed();
-        fn();
-      };
-      const fromHash = () =>
-        client.hget(jk, 'rv').then(
-          (rv) => finish(() => resolve(parseJson(rv ?? undefined) as ReturnType)),
-          (err: unknown) => finish(() => reject(err)),
-        );
-      const onCompleted = (args: { returnvalue?: unknown; truncated?: string }) => {
-        if (args.truncated === '1' && !('returnvalue' in args)) void fromHash();
-        else finish(() => resolve(args.returnvalue as ReturnType));
-      };
-      const onFailed = (args: { failedReason?: string }) => finish(() => reject(new Error(args.failedReason ?? '')));
-      const onClosed = () => finish(() => reject(new ClosedError('QueueEvents')));
-      events.on(`completed:${id}`, onCompleted);
-      events.on(`failed:${id}`, onFailed);
-      const unsubscribeClosed = events.whenClosed(onClosed);
-      if (ttl !== undefined) {
-        timer = setTimeout(
-          () => finish(() => reject(new Error(`Job wait ${this.name} timed out before finishing, no finish notification arrived after ${ttl}ms (id=${id})`))),
-          ttl,
-        );
-      }
-      // Only now read the state: the reader's position is fixed (waitUntilReady), so any finish
-      // after the read below is delivered to the listeners above.
-      void (async () => {
-        await events.waitUntilReady();
-        const [st, rv, err] = await client.hmget(jk, 'st', 'rv', 'err');
-        if (st === 'c') finish(() => resolve(parseJson(rv ?? undefined) as ReturnType));
-        else if (st === 'f') finish(() => reject(new Error(err ?? '')));
-        else if (st === null) finish(() => reject(new JobNotFoundError(id, 'waitUntilFinished')));
-      })().catch((e: unknown) => finish(() => reject(e)));
-    });
+    return waitUntilFinished<ReturnType>(this.ctx, this.id, this.name, queueEvents, ttl);
   }
 
   // --- flow children (job-dependencies.ts) ---
@@ -636,23 +588,4 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   // --- lock-holder moves (worker-side; see worker-moves.ts) ---
-}
-
-/** Validates one job for the add script (BullMQ's Job.create path: no queue defaults). */
-function prepare(ctx: JobContext, j: Record<string, unknown>, field: string): AddJobArgs {
-  v.string(`${field}name`, j.name);
-  const opts = j.opts as JobOptions | undefined;
-  const n = normalizeJobOptions(opts, `${field}opts`);
-  return {
-    id: n.jobId ?? '', name: j.name as string, data: v.encodeJson(`${field}data`, j.data, ctx.maxPayloadBytes),
-    opts: storedOptions(opts, n), priority: n.priority, lane: n.lane, delay: n.delay, lifo: n.lifo,
-    keepCompleted: n.keepCompleted, keepFailed: n.keepFailed, dedupId: n.deduplication?.id, dedupTtl: n.deduplication?.ttl,
-  };
-}
-
-async function addLog(ctx: JobContext, id: string, row: string, keep: number | undefined): Promise<number> {
-  v.string('log line', row, ctx.maxPayloadBytes);
-  const n = await scripts.addLog(ctx, { id, line: row, keep: keep === undefined ? 0 : v.nonNegativeInt('keepLogs', keep) });
-  if (n < 0) throw jobError(n, 'log', id, 'addLog');
-  return n;
 }
