@@ -3,10 +3,11 @@
  * that change a job, and their error texts. Flow members are in job-flows.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeConnections, sideBySide, type Lib, type LibName } from './harness.js';
+import { closeConnections, connection, sideBySide, type Lib, type LibName } from './harness.js';
+import { Job, Queue } from '../../src/index.js';
 import { logsKey, queueKeys } from '../../src/keys.js';
 import { dumpQueue, norm, startsWithEach, thrown } from './job-helpers.js';
-import { sleep, waitFor } from '../helpers.js';
+import { qname, sleep, waitFor } from '../helpers.js';
 
 afterAll(closeConnections);
 
@@ -239,6 +240,45 @@ describe('Job commands', () => {
       return [g.returnvalue, g.attemptsMade, g.attemptsStarted];
     });
     expect(r.echomq).toEqual(r.bullmq);
+  });
+
+  it('changePriority re-scores a waiting job; changePriority on a finished job', async () => {
+    const r = await sideBySide(async (lib, name, connection) => {
+      const q = open(lib, name, connection);
+      const a = await q.add('a', {});
+      const b = await q.add('b', {}, { priority: 3 });
+      await a.changePriority({ priority: 7 });
+      await b.changePriority({});
+      const ga = (await q.getJob(a.id!))!;
+      const gb = (await q.getJob(b.id!))!;
+      const out = [a.priority, ga.priority, await ga.getState(), b.priority, gb.priority, await gb.getState(), (await q.getJobs(['prioritized'])).map((j) => j.id)];
+      await q.close();
+      return out;
+    });
+    expect(r.echomq).toEqual(r.bullmq);
+  });
+
+  it('toFlowEntry describes an unsaved job without writing', async () => {
+    const r = await sideBySide(async (lib, name, connection) => {
+      const q = open(lib, name, connection);
+      const j = new lib.Job(q, 'n', { v: 1 }, { priority: 2, jobId: 'fe' });
+      const entry = j.toFlowEntry({ addToWaitingChildren: true });
+      const out = norm({ entry: { ...entry, jobData: { ...entry.jobData, timestamp: 0 } }, counts: await q.getJobCounts('prioritized', 'waiting') }, name);
+      await q.close();
+      return out;
+    });
+    expect(r.echomq).toEqual(r.bullmq);
+  });
+
+  // BullMQ's addJob takes its own backend's client wrapper (a Redis-backend detail); echomq's
+  // writes through the job's queue and ignores the argument, so it is tested on echomq alone.
+  it('addJob saves an unsaved job (echomq)', async () => {
+    const q = new Queue(qname('addjob'), { connection: connection(), prefix });
+    const j = new Job(q, 'n', { v: 1 }, { priority: 2 });
+    const id = await j.addJob();
+    const got = (await q.getJob(id))!;
+    expect([j.id, got.name, got.data, got.priority, await got.getState()]).toEqual([id, 'n', { v: 1 }, 2, 'prioritized']);
+    await q.close();
   });
 
   it('log counts the lines; clearLogs keeps the newest n or none', async () => {
