@@ -133,7 +133,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       // attempts is stored when not 1, and the options the hash has fields for are not stored
       // (options.ts storedOptions): job.opts shows them like BullMQ's.
       const o: JobOptions = { attempts: 0, ...(parseJson(h.opts) as JobOptions | undefined) };
-      if (this.priority !== 0) o.priority = this.priority;
+      // The priority given at add (opr, kept by changePriority.lua), as BullMQ's opts show it.
+      const givenPrio = h.opr ?? h.prio;
+      if (givenPrio !== undefined && givenPrio !== '0') o.priority = Number(givenPrio);
       if (h.lane !== undefined && h.lane !== DEFAULT_LANE) o.lane = h.lane;
       const added = h.odl ?? h.delay;
       if (added !== undefined && added !== '0') o.delay = Number(added);
@@ -422,8 +424,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const lifo = o.lifo === undefined ? false : v.boolean('lifo', o.lifo);
     this.check(await scripts.changePriority(this.ctx, { id: this.id, priority, lifo }), 'changePriority');
     this.priority = priority;
-    if (priority === 0) delete this.opts.priority;
-    else this.opts.priority = priority;
   }
 
   /** Reschedules a delayed job to be due `delay` ms from now (Redis clock), whatever its earlier delay. */

@@ -251,7 +251,7 @@ describe('Job commands', () => {
       await b.changePriority({});
       const ga = (await q.getJob(a.id!))!;
       const gb = (await q.getJob(b.id!))!;
-      const out = [a.priority, ga.priority, await ga.getState(), b.priority, gb.priority, await gb.getState(), (await q.getJobs(['prioritized'])).map((j) => j.id)];
+      const out = [a.priority, ga.priority, ga.opts.priority ?? 'none', await ga.getState(), b.priority, gb.priority, gb.opts.priority ?? 'none', await gb.getState(), (await q.getJobs(['prioritized'])).map((j) => j.id)];
       await q.close();
       return out;
     });
