@@ -57,7 +57,7 @@ export function missingParentError(jobId: string, parentKey: string | undefined,
 function isContext(x: unknown): x is JobContext {
   const c = x as Partial<JobContext> | null;
   return typeof c === 'object' && c !== null && typeof c.client === 'object' && c.client !== null
-    && typeof c.keys === 'object' && c.keys !== null && typeof c.keys.jobBase === 'string';
+    && typeof c.keys === 'object' && c.keys !== null && typeof c.keys.jobBase === 'string' && typeof c.maxPayloadBytes === 'number';
 }
 
 /**
@@ -66,8 +66,12 @@ function isContext(x: unknown): x is JobContext {
  * callers). Anything else is refused with a ValidationError.
  */
 export function jobContextOf(queue: unknown, field = 'queue'): JobContext {
-  if (isContext(queue)) return queue;
+  // A sharded queue's own context names no shard: its jobs live in the shard queues.
+  if (Array.isArray((queue as { shardQueues?: unknown } | null)?.shardQueues)) {
+    return v.fail(field, 'an echomq Queue or Worker (for a sharded queue: one of its shardQueues)', queue);
+  }
   const ctx = (queue as { ctx?: unknown } | null)?.ctx;
   if (isContext(ctx)) return ctx;
+  if (isContext(queue)) return queue;
   return v.fail(field, 'an echomq Queue or Worker', queue);
 }

@@ -412,3 +412,24 @@ describe('Job errors: BullMQ’s texts, and Redis unchanged', () => {
     expect(r.echomq.state).toBe(r.bullmq.state);
   });
 });
+
+describe('Job and echomq queues', () => {
+  it('refuses a sharded queue as the queue argument (its jobs live in its shard queues)', async () => {
+    const q = new Queue(qname('jobshard'), { connection: connection(), prefix, shards: 2 });
+    expect(() => new Job(q, 'n', {})).toThrow(/for a sharded queue: one of its shardQueues/);
+    await expect(Job.create(q, 'n', {})).rejects.toThrow(/shardQueues/);
+    const shard = (q as unknown as { shardQueues: Queue[] }).shardQueues[0];
+    expect((await Job.create(shard, 'n', { v: 1 })).data).toEqual({ v: 1 });
+    await q.close();
+  });
+
+  it('Job.create and new Job use the queue’s own settings (maxPayloadBytes) and refuse other arguments', async () => {
+    const name = qname('jobctx');
+    const q = new Queue(name, { connection: connection(), prefix, maxPayloadBytes: 16 });
+    await expect(Job.create(q, 'n', { big: 'x'.repeat(100) })).rejects.toThrow(/data must be/);
+    expect(await q.getJobCounts('waiting')).toEqual({ waiting: 0 });
+    expect(() => new Job({} as object, 'n', {})).toThrow(/queue must be an echomq Queue or Worker/);
+    await q.close();
+  });
+});
+
