@@ -221,7 +221,7 @@ export class FlowProducer extends EventEmitter {
   }
 
   private async readNode(keys: QueueKeys, id: string, depth: number, maxChildren: number): Promise<JobNode | undefined> {
-    const job = await Job.fromId(this.ctxFor(keys), id);
+    const job = await Job.load(this.ctxFor(keys), id);
     if (!job) return undefined;
     if (depth === 0) return { job };
     const d = await readDependencies(this.conn.client, keys, id);

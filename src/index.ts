@@ -8,6 +8,8 @@ export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptio
 export { type Dependencies } from './flows.js';
 export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './schedulers.js';
 export { Job, type JobState, type JobContext } from './job.js';
+export { PRIORITY_LIMIT, type RetryOptions, type JobJson, type JobJsonSandbox, type ParentKeys } from './job.js';
+export { type DependenciesOpts, type DependencyOpts, type JobDependencies, type DependencyCounts } from './job.js';
 export { LaneControls } from './lanes.js';
 export { type LaneInfo, type JobCounts, type JobStateName, JOB_STATES } from './inspect.js';
 export { type JobType, JOB_TYPES, DEFAULT_JOB_TYPES } from './inspect.js';

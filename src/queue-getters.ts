@@ -58,7 +58,7 @@ const LANE_PAGE = 500;
 export abstract class QueueGetters<DataType = any, ReturnType = any, NameType extends string = string> extends QueueBase {
   async getJob(id: string): Promise<Job<DataType, ReturnType, NameType> | undefined> {
     v.existingJobId(id);
-    return (await Job.fromId(this.ctx, id)) as Job<DataType, ReturnType, NameType> | undefined;
+    return (await Job.load(this.ctx, id, this)) as Job<DataType, ReturnType, NameType> | undefined;
   }
 
   /** BullMQ's connection name for this queue (`<prefix>:<base64 queue name><suffix>`, see keys.clientName). */

@@ -198,7 +198,7 @@ export async function upsertJobScheduler(
     },
   });
   if (reply.status !== 1 || reply.jobId === undefined) return undefined;
-  return Job.fromId(ctx, reply.jobId);
+  return Job.load(ctx, reply.jobId);
 }
 
 /**

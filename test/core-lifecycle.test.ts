@@ -395,7 +395,8 @@ describe('core lifecycle', () => {
     expect(got).toMatchObject({ id: a.id, name: 'alpha', data: { x: 1 }, priority: 2, lane: 'l1', attemptsMade: 0, progress: 0 });
     expect(got.opts).toMatchObject({ priority: 2, attempts: 2, lane: 'l1' });
     expect(got.timestamp).toBeGreaterThanOrEqual(t0 - SLACK);
-    expect([got.processedOn, got.finishedOn, got.returnvalue, got.failedReason]).toEqual([undefined, undefined, undefined, undefined]);
+    // returnvalue is null until the job completes, as in BullMQ.
+    expect([got.processedOn, got.finishedOn, got.returnvalue, got.failedReason]).toEqual([undefined, undefined, null, undefined]);
     expect(await got.getState()).toBe('prioritized');
     expect(await (await q.getJob(b.id))!.getState()).toBe('waiting');
     expect((await q.getJob(c.id))!.data).toBe('text');

@@ -3,7 +3,10 @@
 // parent's queue). Real Redis only.
 import { afterAll, describe, expect, it } from 'vitest';
 import { FlowProducer, Queue, ValidationError, Worker, InvalidStateError, type Job } from '../src/index.js';
-import { jobKey, depsKey } from '../src/keys.js';
+import { jobKey, depsKey, type QueueKeys } from '../src/keys.js';
+
+/** BullMQ's logical name of a job, as job.parentKey and the children getters show it. */
+const lname = (keys: QueueKeys, id: string) => `${keys.prefix}:${keys.queue}:${id}`;
 import { drainOutbox } from '../src/flows.js';
 import { parseJobKey } from '../src/flow-producer.js';
 import { scripts } from '../src/scripts/index.js';
@@ -56,7 +59,7 @@ describe('flows in one queue', () => {
     });
     expect(tree.children).toHaveLength(2);
     expect(tree.children![0].children).toHaveLength(2);
-    expect(tree.children![0].job.parentKey).toBe(jobKey(q.keys, tree.job.id));
+    expect(tree.children![0].job.parentKey).toBe(lname(q.keys, tree.job.id));
     expect(await state(q, tree.job.id)).toBe('waiting-children');
     expect(await state(q, tree.children![0].job.id)).toBe('waiting-children');
     expect(await state(q, tree.children![0].children![0].job.id)).toBe('waiting');
@@ -80,12 +83,12 @@ describe('flows in one queue', () => {
     expect(pos('1:b')).toBeGreaterThan(pos('2:b1'));
     expect(pos('0:')).toBe(order.length - 1);
     expect(rootSaw).toEqual({
-      [jobKey(q.keys, tree.children![0].job.id)]: 'v-a1+v-a2',
-      [jobKey(q.keys, tree.children![1].job.id)]: 'v-b1',
+      [lname(q.keys, tree.children![0].job.id)]: 'v-a1+v-a2',
+      [lname(q.keys, tree.children![1].job.id)]: 'v-b1',
     });
     const deps = await (await q.getJob(tree.job.id))!.getDependencies();
     expect(deps.unprocessed).toEqual([]);
-    expect(Object.keys(deps.processed)).toHaveLength(2);
+    expect(Object.keys(deps.processed!)).toHaveLength(2);
     expect(await q.getJobCounts('waiting-children')).toEqual({ 'waiting-children': 0 });
   });
 
@@ -161,8 +164,8 @@ describe('flows in one queue', () => {
     worker(name, async (job) => job.name);
     await waitFor(async () => (await state(q, tree.job.id)) === 'completed', 10000, 'root completed');
     const deps = await (await q.getJob(tree.job.id))!.getDependencies();
-    expect(deps.removed).toEqual([jobKey(q.keys, b.id)]);
-    expect(deps.processed).toEqual({ [jobKey(q.keys, a.id)]: 'a' });
+    // As in BullMQ, a removed child leaves its parent's dependencies altogether.
+    expect(deps).toEqual({ processed: { [lname(q.keys, a.id)]: 'a' }, unprocessed: [], ignored: {}, failed: [] });
   });
 
   it('removing a waiting parent and its deps leaves no key behind', async () => {
@@ -243,7 +246,7 @@ describe('flows across queues', () => {
     });
     await waitFor(async () => (await state(A, tree.job.id)) === 'completed', 10000, 'root completed');
     const mid = tree.children![0].job;
-    expect(rootValues).toEqual({ [jobKey(keysOf(qb), mid.id)]: 60 });
+    expect(rootValues).toEqual({ [lname(keysOf(qb), mid.id)]: 60 });
     expect(await redis.zcard(keysOf(qb).outbox)).toBe(0);
     expect(await redis.zcard(keysOf(qc).outbox)).toBe(0);
 
@@ -321,7 +324,7 @@ describe('flows across queues', () => {
     worker(name, async (job) => job.name);
     await waitFor(async () => (await state(q, tree.job.id)) === 'completed', 10000, 'root completed');
     const deps = await (await q.getJob(tree.job.id))!.getDependencies();
-    expect(Object.keys(deps.processed)).toHaveLength(2);
+    expect(Object.keys(deps.processed!)).toHaveLength(2);
   });
 });
 
@@ -358,7 +361,7 @@ describe('a failing grandchild', () => {
       expect(m.failedReason).toContain(jobKey(M.keys, bad.id));
       expect(m.failedReason).toContain('boom');
       expect((await M.getJob(bad.id))!.attemptsMade).toBe(2);
-      expect(Object.keys((await m.getDependencies()).failed)).toEqual([jobKey(M.keys, bad.id)]);
+      expect((await m.getDependencies()).failed).toEqual([lname(M.keys, bad.id)]);
       expect(await A.getJobCounts('waiting-children')).toEqual({ 'waiting-children': 0 });
     });
 
@@ -375,8 +378,8 @@ describe('a failing grandchild', () => {
       expect(await state(M, mid.id)).toBe('completed');
       expect(await state(M, bad.id)).toBe('failed');
       const deps = await (await M.getJob(mid.id))!.getDependencies();
-      expect(deps.ignored).toEqual({ [jobKey(M.keys, bad.id)]: 'boom' });
-      expect(Object.values(deps.processed)).toEqual(['good']);
+      expect(deps.ignored).toEqual({ [lname(M.keys, bad.id)]: 'boom' });
+      expect(Object.values(deps.processed!)).toEqual(['good']);
     });
 
     it(`without a policy the parent keeps waiting until the child is retried and completes (${where})`, async () => {
@@ -385,7 +388,7 @@ describe('a failing grandchild', () => {
       await new Promise((r) => setTimeout(r, 200));
       expect(await state(M, mid.id)).toBe('waiting-children');
       const deps = await (await M.getJob(mid.id))!.getDependencies();
-      expect(deps.unprocessed).toEqual([jobKey(M.keys, bad.id)]);
+      expect(deps.unprocessed).toEqual([lname(M.keys, bad.id)]);
       // Fix the cause by hand: the grandchild completes on retry and releases the tree.
       await M.client.hset(jobKey(M.keys, bad.id), 'name', 'fixed');
       await (await M.getJob(bad.id))!.retry();

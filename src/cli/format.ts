@@ -102,7 +102,8 @@ export function jobText(d: Record<string, unknown>): string {
   put('progress', JSON.stringify(d.progress));
   lines.push('data');
   lines.push(indent(safeBlock(JSON.stringify(d.data, null, 2) ?? 'undefined')));
-  if (d.returnvalue !== undefined) {
+  // null until the job completes (as in BullMQ): shown only for a completed job.
+  if (d.returnvalue !== undefined && (d.returnvalue !== null || d.state === 'completed')) {
     lines.push('returnvalue');
     lines.push(indent(safeBlock(JSON.stringify(d.returnvalue, null, 2))));
   }

@@ -320,7 +320,7 @@ export const APP_JS = String.raw`'use strict';
     var items = [['name', j.name], ['state', j.state], ['lane', j.lane], ['priority', j.priority],
       ['attempts', j.attemptsMade + ' made, ' + j.attemptsStarted + ' started, ' + j.stalledCounter + ' stalls'],
       ['progress', JSON.stringify(j.progress)], ['created', time(j.timestamp)], ['processed', time(j.processedOn)],
-      ['finished', time(j.finishedOn)], ['return value', j.returnvalue === undefined ? '—' : JSON.stringify(j.returnvalue)]];
+      ['finished', time(j.finishedOn)], ['return value', j.returnvalue === undefined || (j.returnvalue === null && j.state !== 'completed') ? '—' : JSON.stringify(j.returnvalue)]];
     var nodes = [];
     items.forEach(function (it) { nodes.push(el('dt', it[0])); nodes.push(el('dd', it[1])); });
     dl.replaceChildren.apply(dl, nodes);

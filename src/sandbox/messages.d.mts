@@ -33,7 +33,7 @@ export interface JobSnapshot {
   timestamp: number;
   processedOn: number | undefined;
   progress: unknown;
-  parent: { id: string; queue: string; prefix: string } | undefined;
+  parent: { id?: string; queueKey: string; fpof?: boolean; rdof?: boolean; idof?: boolean } | undefined;
   parentKey: string | undefined;
   repeatJobKey: string | undefined;
 }

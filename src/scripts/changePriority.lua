@@ -1,6 +1,7 @@
 -- changePriority: re-scores a job in place. A ready job moves to the back of its new tier (as
 -- in BullMQ), or the front when lifo is asked; a delayed or active job keeps the new priority
--- for when it next becomes ready.
+-- for when it next becomes ready. The first change keeps the priority the job was added with in
+-- `opr`, so job.opts.priority still shows it (as BullMQ's opts do) while job.priority is new.
 -- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, laneBase, jobBase
 -- ARGV: [1] job id, [2] priority (integer 0..2097151), [3] lifo ('1'/'0')
 -- Returns: 1.
@@ -11,7 +12,7 @@
 
 local id, prio, lifo = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local jk = K.jobBase .. id
-local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq')
+local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'opr')
 if not f[1] then return -1 end
 f[2], f[3] = laneOr(f[2]), prioOr(f[3])
 if f[1] == 'c' or f[1] == 'f' then return -3 end
@@ -25,5 +26,6 @@ if f[1] == 'w' then
   if was > 0 and prio == 0 then redis.call('HINCRBY', K.meta, 'readyP', -1) end
   if was == 0 and prio > 0 then redis.call('HINCRBY', K.meta, 'readyP', 1) end
 end
+if not f[5] then redis.call('HSET', jk, 'opr', f[3]) end
 redis.call('HSET', jk, 'prio', prio)
 return 1

@@ -5,6 +5,7 @@
 import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, type KeepJobs } from '../options.js';
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
+import { JOB_SCRIPT_NAMES } from './job-scripts.js';
 
 export type { ScriptContext } from './runner.js';
 const call = bindScript;
@@ -40,7 +41,7 @@ const raw = {
 };
 
 /** Names of every transition script (for docs and tests). */
-export const SCRIPT_NAMES = [...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES];
+export const SCRIPT_NAMES = [...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES, ...JOB_SCRIPT_NAMES];
 
 /** A new job as the scripts that create jobs take it (every field validated by the caller). */
 export interface NewJobArgs {
@@ -192,7 +193,9 @@ export const scripts = {
   },
 
   promote: async (ctx: ScriptContext, id: string) => Number(await raw.promote(ctx, [id])),
-  retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed') => Number(await raw.retry(ctx, [id, state])),
+  /** Back to ready from failed/completed; the attempt counts are reset only when asked (as BullMQ's retry). */
+  retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed', reset: { made?: boolean; started?: boolean } = {}) =>
+    Number(await raw.retry(ctx, [id, state, reset.made ? '1' : '0', reset.started ? '1' : '0'])),
 
   /** Per-id results: 1 removed, -1 missing, -3 active or filtered out. */
   async remove(ctx: ScriptContext, a: { ids: readonly string[]; state?: 'w' | 'd' | 'c' | 'f'; cutoffMs?: number }): Promise<number[]> {

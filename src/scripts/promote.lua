@@ -1,4 +1,5 @@
--- promote: makes a delayed job ready now (back of its tier, or front when lifo).
+-- promote: makes a delayed job ready now (back of its tier, or front when lifo). Its delay
+-- becomes 0, as in BullMQ; the delay it was added with stays in `odl` (job.opts.delay).
 -- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, laneBase, jobBase
 -- ARGV: [1] job id
 -- Returns: 1.
@@ -9,13 +10,14 @@
 
 local id = ARGV[1]
 local jk = K.jobBase .. id
-local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'lifo')
+local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'lifo', 'delay', 'odl')
 if not f[1] then return -1 end
 f[2], f[3] = laneOr(f[2]), prioOr(f[3])
 if f[1] ~= 'd' then return -3 end
 redis.call('ZREM', K.delayed, id)
 local stamp = nextStamp(f[4] == '1')
-redis.call('HSET', jk, 'sq', stamp)
+if not f[6] and f[5] then redis.call('HSET', jk, 'odl', f[5]) end
+redis.call('HSET', jk, 'sq', stamp, 'delay', '0')
 pushReady(jk, f[2], tonumber(f[3]), stamp .. id)
 emit('waiting', 'jobId', id, 'prev', 'delayed')
 wake()

@@ -1,0 +1,24 @@
+/**
+ * Typed wrappers for the transitions only Job methods use (changeDelay, removeDeduplicationKey,
+ * clearParent). Same conventions as `./index.ts`: named keys from each script's `-- KEYS:`
+ * header, named arguments, parsed replies.
+ */
+import { bindScript as call, type ScriptContext } from './runner.js';
+
+const raw = {
+  changeDelay: call('changeDelay'),
+  removeDeduplicationKey: call('removeDeduplicationKey'),
+  clearParent: call('clearParent'),
+};
+
+export const JOB_SCRIPT_NAMES = Object.keys(raw);
+
+export const jobScripts = {
+  /** 1, or -1 no such job / -3 not delayed. */
+  changeDelay: async (ctx: ScriptContext, a: { id: string; delay: number }) => Number(await raw.changeDelay(ctx, [a.id, a.delay])),
+  /** Whether the job held the deduplication id (it is free afterwards either way, unless another job holds it). */
+  removeDeduplicationKey: async (ctx: ScriptContext, a: { dedupId: string; id: string }) =>
+    Number(await raw.removeDeduplicationKey(ctx, [a.dedupId, a.id])) === 1,
+  /** 1 cleared, 0 the job names another parent or none, -1 no such job. */
+  clearParent: async (ctx: ScriptContext, a: { id: string; parentKey: string }) => Number(await raw.clearParent(ctx, [a.id, a.parentKey])),
+};
