@@ -19,8 +19,21 @@ export {
   ClosedError,
   UnrecoverableError,
   RateLimitError,
+  DelayedError,
+  WaitingChildrenError,
+  WaitingError,
+  ConnectionClosedError,
+  ErrorCode,
+  UNRECOVERABLE_ERROR,
+  RATE_LIMIT_ERROR,
+  DELAYED_ERROR,
+  WAITING_CHILDREN_ERROR,
+  WAITING_ERROR,
+  CONNECTION_CLOSED_ERROR_MSG,
 } from './errors.js';
+export { BULLMQ_MAJOR_VERSION, PRIORITY_LIMIT, QUEUE_EVENT_SUFFIX, DELAY_TIME_1, DELAY_TIME_5, MetricsTime, ClientType } from './constants.js';
 export { QueueEvents, type QueueEventsOptions, type QueueEventsListener } from './queue-events.js';
+export { QueueEventsProducer, type QueueEventsProducerOptions } from './queue-events-producer.js';
 export { queueKeys, escapeQueueName, shardQueueName, type QueueKeys } from './keys.js';
 export { ShardedQueue, ShardCountError, CrossShardError, laneShard, MAX_SHARDS } from './sharded.js';
 export { ShardedWorker } from './sharded-worker.js';

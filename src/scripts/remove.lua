@@ -7,7 +7,8 @@
 -- Returns: list of per-id results: 1 removed, -1 no such job, -3 active (not removed) or not
 --   matching the filter.
 -- Errors: per id, as above.
--- Events: removed (jobId, prev) per removed job; a removed flow child no longer holds its
+-- Events: removed (jobId, prev: BullMQ's state name) per removed job, or with a state filter
+--   (clean) one cleaned (count) for the call; a removed flow child no longer holds its
 --   parent (lib/flow.lua): the parent may become waiting | delayed.
 --!include lib/common.lua
 --!include lib/lanes.lua
@@ -17,8 +18,18 @@
 
 local filter = ARGV[1]
 local cutoff = tonumber(ARGV[2])
-local names = { w = 'waiting', d = 'delayed', c = 'completed', f = 'failed', h = 'waiting-children' }
+-- BullMQ's names of the state a removed job was in (its key names: a ready job is 'wait',
+-- 'prioritized' when its priority is above 0, 'paused' while the queue is paused).
+local names = { d = 'delayed', c = 'completed', f = 'failed', h = 'waiting-children' }
+local pausedQ
+local function prevName(st, prio)
+  if st ~= 'w' then return names[st] or st end
+  if prio > 0 then return 'prioritized' end
+  if pausedQ == nil then pausedQ = redis.call('HEXISTS', K.meta, 'paused') == 1 end
+  return pausedQ and 'paused' or 'wait'
+end
 local res = {}
+local cleaned = 0
 for i = 3, #ARGV do
   local id = ARGV[i]
   local jk = K.jobBase .. id
@@ -49,8 +60,11 @@ for i = 3, #ARGV do
     end
     flowSettled(jk, id, 'r', '', nowMs()) -- flows: a removed child no longer holds its parent
     deleteJob(id)
-    emit('removed', 'jobId', id, 'prev', names[st] or st)
+    -- clean() (a state filter) writes one cleaned entry per call instead, as BullMQ does.
+    if filter == '' then emit('removed', 'jobId', id, 'prev', prevName(st, tonumber(f[3]))) end
+    cleaned = cleaned + 1
   end
   res[#res + 1] = r
 end
+if filter ~= '' then emit('cleaned', 'count', cleaned) end
 return res
