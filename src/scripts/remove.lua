@@ -18,15 +18,12 @@
 
 local filter = ARGV[1]
 local cutoff = tonumber(ARGV[2])
--- BullMQ's names of the state a removed job was in (its key names: a ready job is 'wait',
--- 'prioritized' when its priority is above 0, 'paused' while the queue is paused).
+-- BullMQ's names of the state a removed job was in (its key names: a ready job is 'wait', or
+-- 'prioritized' when its priority is above 0; a paused queue changes neither in BullMQ 6).
 local names = { d = 'delayed', c = 'completed', f = 'failed', h = 'waiting-children' }
-local pausedQ
 local function prevName(st, prio)
   if st ~= 'w' then return names[st] or st end
-  if prio > 0 then return 'prioritized' end
-  if pausedQ == nil then pausedQ = redis.call('HEXISTS', K.meta, 'paused') == 1 end
-  return pausedQ and 'paused' or 'wait'
+  return prio > 0 and 'prioritized' or 'wait'
 end
 local res = {}
 local cleaned = 0
