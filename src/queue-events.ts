@@ -31,7 +31,7 @@ export interface QueueEventsOptions {
    * event still in the stream; a stream id ('1700000000000-0') = the events after it.
    */
   lastEventId?: string;
-  /** Longest XREAD block, ms (the reader re-issues it at once). Default 10000. */
+  /** Longest XREAD block, ms (the reader re-issues it at once); 0 = block until an event arrives. Default 10000. */
   blockingTimeout?: number;
   /** BullMQ's options, accepted for compatibility; echomq does not need them (no version check, no ready wait to skip). */
   skipVersionCheck?: boolean;
@@ -127,7 +127,7 @@ export class QueueEvents<ReturnType = any> extends EventEmitter {
       v.fail('lastEventId', "'$', '0' or a stream id like '1700000000000-0'", start);
     }
     this.blockingTimeout =
-      opts.blockingTimeout === undefined ? 10_000 : v.integerIn('blockingTimeout', opts.blockingTimeout, 1, 3_600_000);
+      opts.blockingTimeout === undefined ? 10_000 : v.integerIn('blockingTimeout', opts.blockingTimeout, 0, 3_600_000);
     this.name = name;
     this.keys = queueKeys(name, prefix);
     this.opts = { ...opts, blockingTimeout: this.blockingTimeout, lastEventId: start };

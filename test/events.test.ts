@@ -394,7 +394,7 @@ describe('QueueEvents', () => {
     expect(qe.isRunning()).toBe(false);
 
     expect(() => new QueueEvents(name, { lastEventId: 'latest' })).toThrow(ValidationError);
-    expect(() => new QueueEvents(name, { blockingTimeout: 0 })).toThrow('blockingTimeout must be an integer 1…3600000, got 0');
+    expect(() => new QueueEvents(name, { blockingTimeout: -1 })).toThrow('blockingTimeout must be an integer 0…3600000, got -1'); // 0 blocks until an event arrives, as in BullMQ
     expect(() => new QueueEvents('', {})).toThrow(ValidationError);
     const other = events(qname('other'));
     expect(() => job.waitUntilFinished(other)).toThrow(ValidationError);
