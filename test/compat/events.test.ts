@@ -3,6 +3,7 @@
  * replaced by job names, timestamps by their type) and order, per job and for queue-wide
  * events. echomq's differences are asserted explicitly where they occur.
  */
+import * as bullmq from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeConnections, connection, sideBySide } from './harness.js';
 import { namesOf, normalize, perJob, reading, record, until, type Seen } from './events-helpers.js';
@@ -137,14 +138,18 @@ describe('QueueEvents (BullMQ 6 events and payloads)', () => {
       const list = String(await conn.client('LIST'));
       const qeName = `bull:${Buffer.from(name).toString('base64')}:qe`;
       const named = list.split('\n').some((l) => l.includes(` name=${qeName} `));
+      // BullMQ's own Queue.getQueueEvents() finds the reader of either package
+      const probe = new bullmq.Queue(name, { connection: connection(), prefix: 'bull' });
+      const found = (await probe.getQueueEvents()).length;
+      await probe.close();
       await qe.close();
       await qe.close(); // idempotent
       await running;
       await q.close();
-      return { beforeRun, replayed: seen.map((s) => s.args.name), second, named, opts: { blockingTimeout: (qe.opts as { blockingTimeout?: number }).blockingTimeout } };
+      return { beforeRun, replayed: seen.map((s) => s.args.name), second, named, found, opts: { blockingTimeout: (qe.opts as { blockingTimeout?: number }).blockingTimeout } };
     }, 'ev-opts');
     expect(r.echomq).toEqual(r.bullmq);
-    expect(r.bullmq).toMatchObject({ beforeRun: 0, replayed: ['before'], second: 'Queue Events is already running.', named: true });
+    expect(r.bullmq).toMatchObject({ beforeRun: 0, replayed: ['before'], second: 'Queue Events is already running.', named: true, found: 1 });
   });
 });
 
