@@ -105,6 +105,34 @@ describe('QueueEvents (BullMQ 6 events and payloads)', () => {
     expect(r.bullmq.events).toContainEqual(['duplicated', { jobId: 'fixed' }]);
   });
 
+  it('job.promote() and job.retry() report the state the job came back from', async () => {
+    const r = await sideBySide(async (lib, name, conn) => {
+      const qe = new lib.QueueEvents(name, { connection: connection() });
+      await reading(lib, qe, name, connection());
+      const seen = record(qe);
+      const q = new lib.Queue(name, { connection: conn });
+      const later = await q.add('later', {}, { delay: 60_000 });
+      await later.promote();
+      await q.add('bad', {});
+      const w = new lib.Worker(name, async (job) => {
+        if (job.name === 'bad' && job.attemptsMade === 0 && job.attemptsStarted <= 1) throw new Error('first run fails');
+        return job.name;
+      }, { connection: connection() });
+      await until(() => seen.some((s) => s.event === 'failed'), 5000, 'bad failed');
+      await until(() => seen.filter((s) => s.event === 'completed').length === 1, 5000, 'later completed');
+      const bad = (await q.getJobs(['failed']))[0];
+      await bad.retry('failed');
+      await until(() => seen.filter((s) => s.event === 'completed').length === 2, 5000, 'bad completed on retry');
+      await w.close();
+      await qe.close();
+      await q.close();
+      return perJob(seen.filter((s) => s.event !== 'drained'), namesOf(seen));
+    }, 'ev-retry');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.bullmq.later).toContainEqual(['waiting', { jobId: 'later', prev: 'delayed' }]);
+    expect(r.bullmq.bad).toContainEqual(['waiting', { jobId: 'bad', prev: 'failed' }]);
+  });
+
   it('deduplicated without a job id: BullMQ names a generated id it never uses, echomq leaves deduplicatedJobId out', async () => {
     const r = await sideBySide(async (lib, name, conn, side) => {
       const qe = new lib.QueueEvents(name, { connection: connection() });

@@ -67,6 +67,7 @@ describe('stalled jobs (BullMQ 6)', () => {
       const seen = record(qe);
       const { q, added } = await strand(lib, name, [{ name: 'once' }, { name: 'thrice', opts: { attempts: 3 } }]);
       const names = () => namesOf(seen);
+      const waited = added[0].waitUntilFinished(qe as never).then(() => 'completed', (e: Error) => e.message);
       const w2 = new lib.Worker(name, async () => 'from-w2', { connection: connection(), lockDuration: LOCK, stalledInterval: 100, maxStalledCount: 0 });
       const log = workerLog(w2, names);
       await until(() => seen.filter((s) => s.event === 'failed').length === 2, 10_000, 'both jobs failed');
@@ -79,6 +80,7 @@ describe('stalled jobs (BullMQ 6)', () => {
         events: perJob(seen.filter((s) => s.event !== 'drained'), names()),
         worker: log.filter((e) => (e as string[])[0] !== 'active'),
         workerActive: log.filter((e) => (e as string[])[0] === 'active').length,
+        waited: await waited,
       };
       await q.close();
       return out;
@@ -87,6 +89,9 @@ describe('stalled jobs (BullMQ 6)', () => {
     expect(r.bullmq.once).toEqual({ state: 'failed', stalledCounter: 1, attemptsStarted: 2, attemptsMade: 1, failedReason: reason });
     expect(r.echomq.once).toEqual(r.bullmq.once);
     expect(r.echomq.thrice).toEqual(r.bullmq.thrice);
+    // job.waitUntilFinished rejects with the reason
+    expect(r.bullmq.waited).toBe(reason);
+    expect(r.echomq.waited).toBe(reason);
     // The worker that found them: stalled, then failed with an UnrecoverableError (order per job).
     const byJob = (log: unknown[], job: string) => log.filter((e) => (e as unknown[])[1] === job);
     for (const job of ['once', 'thrice']) {
