@@ -8,7 +8,8 @@
 -- Errors: -1 no such job; -2 stale token.
 -- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
 --   out: QueueEvents emits retries-exhausted from it) when final; otherwise retrying then
---   delayed (jobId, delay) or waiting (jobId, prev active). A flow child that fails for
+--   delayed (jobId, delay) or waiting (jobId, prev active). drained after a final failure
+--   that claimed nothing and left nothing ready or active (BullMQ's drained). A flow child that fails for
 --   good with a policy tells its parent (lib/flow.lua): the parent is released (waiting |
 --   delayed) or fails (failed, prev waiting-children).
 --!include lib/common.lua
@@ -59,6 +60,7 @@ end
 local out = {}
 local want = tonumber(ARGV[6])
 local got, nextAt = claimJobs(want, tonumber(ARGV[7]), now, out)
+if got == 0 and delay < 0 then emitDrainedIfIdle() end
 if admitted and want == 0 then wake() end
 table.insert(out, 1, nextAt)
 table.insert(out, 1, got)

@@ -44,7 +44,8 @@ describe('QueueEvents (BullMQ 6 events and payloads)', () => {
       // echomq also reports each retried attempt as `retrying` (its own event; BullMQ has none).
       const retrying = seen.filter((s) => s.event === 'retrying');
       const jobs = perJob(seen.filter((s) => s.event !== 'retrying' && s.event !== 'drained'), names);
-      return { jobs, retrying: normalize(retrying, names), drained: seen.some((s) => s.event === 'drained') };
+      const bullmqView = seen.filter((s) => s.event !== 'retrying');
+      return { jobs, retrying: normalize(retrying, names), drainedLast: bullmqView[bullmqView.length - 1].event };
     }, 'ev-life');
     expect(r.echomq.jobs).toEqual(r.bullmq.jobs);
     expect(r.bullmq.jobs.retry).toEqual([
@@ -61,10 +62,9 @@ describe('QueueEvents (BullMQ 6 events and payloads)', () => {
       ['retrying', { jobId: 'retry', failedReason: 'retry failed', attemptsMade: '1' }],
       ['retrying', { jobId: 'backoff', failedReason: 'backoff failed', attemptsMade: '1' }],
     ]);
-    // Both report the drained queue; when differs (echomq: as the last waiting job is claimed;
-    // BullMQ: when a worker finds nothing more to fetch), so it is compared only as present.
-    expect(r.echomq.drained).toBe(true);
-    expect(r.bullmq.drained).toBe(true);
+    // drained comes when the last job finished and nothing is waiting or active
+    expect(r.bullmq.drainedLast).toBe('drained');
+    expect(r.echomq.drainedLast).toBe('drained');
   });
 
   it('queue-wide events: removed (prev), paused, resumed, duplicated, deduplicated, cleaned, waiting-children', async () => {
@@ -233,5 +233,37 @@ describe('QueueEventsProducer (BullMQ 6)', () => {
     await producer.close();
     await expect(producer.publishEvent({ eventName: 'late' })).rejects.toThrow(/closed/);
     await qe.close();
+  });
+});
+
+describe('drained (BullMQ 6)', () => {
+  it('is written when a settle leaves nothing waiting and nothing active, not when the last job starts', async () => {
+    const r = await sideBySide(async (lib, name, conn) => {
+      const qe = new lib.QueueEvents(name, { connection: connection() });
+      await reading(lib, qe, name, connection());
+      const seen = record(qe, ['added', 'active', 'completed', 'drained']);
+      const q = new lib.Queue(name, { connection: conn });
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const w = new lib.Worker(name, async (job) => {
+        if (job.name === 'slow') await gate;
+        return job.name;
+      }, { connection: connection(), concurrency: 2 });
+      await q.add('slow', {});
+      await q.add('fast', {});
+      await until(() => seen.filter((s) => s.event === 'completed').length === 1, 5000, 'fast completed');
+      await sleep(100);
+      const whileSlowRuns = seen.filter((s) => s.event === 'drained').length;
+      release();
+      await until(() => seen.filter((s) => s.event === 'completed').length === 2, 5000, 'slow completed');
+      await until(() => seen[seen.length - 1].event === 'drained', 2000, 'drained');
+      await w.close();
+      await qe.close();
+      await q.close();
+      return { whileSlowRuns, events: normalize(seen, namesOf(seen)).filter(([e]) => e !== 'added').map(([e, a]) => `${e}:${a.jobId ?? ''}`) };
+    }, 'ev-drained');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.bullmq.whileSlowRuns).toBe(0);
+    expect(r.bullmq.events.slice(-2)).toEqual(['completed:slow', 'drained:']);
   });
 });
