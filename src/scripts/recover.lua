@@ -16,7 +16,7 @@
 --   it); per failed job one entry failed (jobId, failedReason, prev active, stalled 1, and
 --   exhausted <attemptsMade> when its attempts are used up), from which QueueEvents emits
 --   stalled, failed and retries-exhausted; a failed flow child tells its parent as fail.lua
---   does (lib/flow.lua).
+--   does (lib/flow.lua); drained when failures left nothing ready or active.
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
@@ -64,5 +64,9 @@ for _, id in ipairs(ids) do
     end
   end
 end
-if #requeued > 0 then wake() end
+if #requeued > 0 then
+  wake()
+elseif #failed > 0 and tonumber(redis.call('HGET', K.meta, 'ready') or '0') <= 0 and redis.call('ZCARD', K.active) == 0 then
+  emit('drained') -- the failures left the queue idle (BullMQ's drained, as a settle writes it)
+end
 return {requeued, failed, hashes}

@@ -81,6 +81,7 @@ describe('stalled jobs (BullMQ 6)', () => {
         worker: log.filter((e) => (e as string[])[0] !== 'active'),
         workerActive: log.filter((e) => (e as string[])[0] === 'active').length,
         waited: await waited,
+        last: seen[seen.length - 1].event,
       };
       await q.close();
       return out;
@@ -89,6 +90,9 @@ describe('stalled jobs (BullMQ 6)', () => {
     expect(r.bullmq.once).toEqual({ state: 'failed', stalledCounter: 1, attemptsStarted: 2, attemptsMade: 1, failedReason: reason });
     expect(r.echomq.once).toEqual(r.bullmq.once);
     expect(r.echomq.thrice).toEqual(r.bullmq.thrice);
+    // the failures left the queue idle
+    expect(r.bullmq.last).toBe('drained');
+    expect(r.echomq.last).toBe('drained');
     // job.waitUntilFinished rejects with the reason
     expect(r.bullmq.waited).toBe(reason);
     expect(r.echomq.waited).toBe(reason);
