@@ -9,9 +9,9 @@
 -- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
 --   out: QueueEvents emits retries-exhausted from it) when final; otherwise retrying then
 --   delayed (jobId, delay) or waiting (jobId, prev active). drained after a final failure
---   that claimed nothing and left nothing ready or active (BullMQ's drained). A flow child that fails for
---   good with a policy tells its parent (lib/flow.lua): the parent is released (waiting |
---   delayed) or fails (failed, prev waiting-children).
+--   that claimed nothing and left nothing ready or active (BullMQ's drained). A flow child
+--   that fails for good with a policy tells its parent (lib/flow.lua): the parent is released
+--   (waiting | delayed) or fails (failed, prev waiting-children).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
