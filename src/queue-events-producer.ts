@@ -42,6 +42,9 @@ export class QueueEventsProducer extends EventEmitter {
   /** Set by close(). */
   closing: Promise<void> | undefined;
   private readonly conn: Connection;
+  private readonly onClose = () => {
+    if (!this.closing) this.emit('ioredis:close');
+  };
 
   constructor(name: string, opts: QueueEventsProducerOptions = {}) {
     super();
@@ -57,6 +60,8 @@ export class QueueEventsProducer extends EventEmitter {
         if (this.listenerCount('error') > 0) this.emit('error', err);
       });
     }
+    // BullMQ's: the connection closed while the producer was not closing.
+    this.conn.client.on('close', this.onClose);
   }
 
   /** BullMQ's logical name of the queue: `<prefix>:<name>`. */
@@ -97,14 +102,19 @@ export class QueueEventsProducer extends EventEmitter {
 
   /** Closes the connection (a client passed in is left open). Idempotent. */
   close(): Promise<void> {
-    this.closing ??= closeConnection(this.conn);
+    this.closing ??= this.shut(false);
     return this.closing;
   }
 
   /** Closes the connection at once without waiting for pending replies. */
   async disconnect(): Promise<void> {
-    this.closing ??= closeConnection(this.conn, true);
+    this.closing ??= this.shut(true);
     await this.closing;
+  }
+
+  private async shut(force: boolean): Promise<void> {
+    await closeConnection(this.conn, force);
+    this.conn.client.off('close', this.onClose); // a client passed in outlives the producer
   }
 
   private open(): void {

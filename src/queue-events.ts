@@ -76,6 +76,8 @@ export interface QueueEventsListener<ReturnType = any> {
   'lane:updated': (args: { lane: string; field: string; value: string }, id: string) => void;
   /** A read failed (the reader retries by itself) or a listener threw. */
   error: (err: Error) => void;
+  /** The connection closed while the reader was not closing (it reconnects by itself). */
+  'ioredis:close': () => void;
   /** close() finished. */
   closed: () => void;
 }
@@ -136,6 +138,10 @@ export class QueueEvents<ReturnType = any> extends EventEmitter {
     // Connection errors are retried by ioredis; reads that fail are reported by the loop.
     this.conn.client.on('error', (err: Error) => {
       if (this.listenerCount('error') > 0) this.emit('error', err);
+    });
+    // BullMQ's: the connection closed while the reader was not closing (ioredis reconnects).
+    this.conn.client.on('close', () => {
+      if (!this.closing) this.emit('ioredis:close');
     });
     // The name Queue.getQueueEvents() looks for, set again on every reconnect.
     this.conn.client.on('ready', () => void this.setName());

@@ -181,6 +181,31 @@ describe('QueueEvents (BullMQ 6 events and payloads)', () => {
   });
 });
 
+describe('QueueEvents connection loss (BullMQ 6)', () => {
+  it("emits 'ioredis:close' when its connection drops, reconnects and keeps reading", async () => {
+    const r = await sideBySide(async (lib, name, conn) => {
+      const qe = new lib.QueueEvents(name, { connection: connection(), prefix: 'bull' });
+      await reading(lib, qe, name, connection(), 'bull');
+      const seen = record(qe, ['added']);
+      let closes = 0;
+      (qe as any).on('ioredis:close', () => closes++);
+      (qe as any).on('error', () => {});
+      const q = new lib.Queue(name, { connection: conn, prefix: 'bull' });
+      const qeName = `bull:${Buffer.from(name).toString('base64')}:qe`;
+      const line = String(await conn.client('LIST')).split('\n').find((l) => l.includes(` name=${qeName} `))!;
+      await conn.client('KILL', 'ID', /\bid=(\d+)/.exec(line)![1]);
+      await until(() => closes > 0, 5000, 'ioredis:close');
+      await q.add('after', {});
+      await until(() => seen.length === 1, 10_000, 'added after reconnect');
+      await qe.close();
+      await q.close();
+      return { closed: closes > 0, names: seen.map((s) => s.args.name) };
+    }, 'ev-close');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.bullmq).toEqual({ closed: true, names: ['after'] });
+  });
+});
+
 describe('QueueEventsProducer (BullMQ 6)', () => {
   it('custom events reach every QueueEvents of the queue, with fields as strings', async () => {
     const r = await sideBySide(async (lib, name, conn) => {
