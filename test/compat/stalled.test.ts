@@ -183,6 +183,32 @@ describe('stalled jobs (BullMQ 6)', () => {
     expect(r.bullmq).toEqual({ states: ['failed', 'failed', 'completed', 'failed'], ignored: 'job stalled more than allowable limit' });
   });
 
+  it('a job of a job scheduler is requeued however often it stalls, while its scheduler exists', async () => {
+    const r = await sideBySide(async (lib, name) => {
+      const q = new lib.Queue(name, { connection: connection() });
+      await q.upsertJobScheduler('every-minute', { every: 60_000 }, { name: 'tick' });
+      let started = 0;
+      const w1 = new lib.Worker(name, () => {
+        started++;
+        return new Promise(() => {}); // never settles: close(true) strands it
+      }, { connection: connection(), lockDuration: LOCK, stalledInterval: 100 });
+      await until(() => started === 1, 5000, 'tick started');
+      const [job] = await q.getJobs(['active']);
+      await w1.close(true);
+      const w2 = new lib.Worker(name, async () => 'ticked', { connection: connection(), lockDuration: LOCK, stalledInterval: 100, maxStalledCount: 0 });
+      const deadline = Date.now() + 10_000;
+      let state = '';
+      while (Date.now() < deadline && (state = await (await q.getJob(job.id!))!.getState()) !== 'completed' && state !== 'failed') await sleep(50);
+      const j = (await q.getJob(job.id!))!;
+      await w2.close();
+      await q.removeJobScheduler('every-minute');
+      await q.close();
+      return { state, stalledCounter: j.stalledCounter, returnvalue: j.returnvalue };
+    }, 'stall-sched');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.bullmq).toEqual({ state: 'completed', stalledCounter: 1, returnvalue: 'ticked' });
+  });
+
   it('stalledInterval of 100 ms: stalls are found within a few intervals of the lock expiring', async () => {
     const r = await sideBySide(async (lib, name) => {
       const { q, added } = await strand(lib, name, [{ name: 'quick' }]);
