@@ -77,7 +77,7 @@ export interface RetryPlan {
   reason: string;
   /** Attempts finished, this one included. */
   made: number;
-  /** The last of several attempts failed (emits retries-exhausted). */
+  /** Failed for good with attemptsMade >= attempts (BullMQ's retries-exhausted). */
   exhausted: boolean;
 }
 
@@ -107,5 +107,6 @@ export function retryPlan(
     if (d === undefined) reason = `${reason} (unknown backoff strategy ${JSON.stringify(backoff?.type)}; not retried)`;
     else retryDelay = d;
   }
-  return { retryDelay, reason, made, exhausted: retryDelay < 0 && !unrecoverable && attempts > 1 && made >= attempts };
+  // BullMQ's rule for retries-exhausted: failed for good with every attempt used (attempts 1 too).
+  return { retryDelay, reason, made, exhausted: retryDelay < 0 && made >= attempts };
 }

@@ -74,14 +74,34 @@ export class ClosedError extends EchoError {
   }
 }
 
+/*
+ * BullMQ's processor-side errors, with BullMQ's names and default messages (the `*_ERROR`
+ * constants), so code that compares `err.message === UNRECOVERABLE_ERROR` or checks
+ * `err.name` works unchanged. `name` is the constructing class's name, as in BullMQ, so a
+ * subclass keeps its own.
+ */
+
+/** BullMQ's default message of UnrecoverableError. */
+export const UNRECOVERABLE_ERROR = 'bullmq:unrecoverable';
+/** BullMQ's default message of RateLimitError (the worker also matches the class by name). */
+export const RATE_LIMIT_ERROR = 'bullmq:rateLimitExceeded';
+/** BullMQ's default message of DelayedError. */
+export const DELAYED_ERROR = 'bullmq:movedToDelayed';
+/** BullMQ's default message of WaitingChildrenError. */
+export const WAITING_CHILDREN_ERROR = 'bullmq:movedToWaitingChildren';
+/** BullMQ's default message of WaitingError. */
+export const WAITING_ERROR = 'bullmq:movedToWait';
+/** The message of ConnectionClosedError (ioredis's text for a command on a closed connection). */
+export const CONNECTION_CLOSED_ERROR_MSG = 'Connection is closed.';
+
 /**
  * Throw this from a processor to fail the job at once, without the retries its `attempts`
  * would allow.
  */
 export class UnrecoverableError extends Error {
-  constructor(message?: string) {
+  constructor(message: string = UNRECOVERABLE_ERROR) {
     super(message);
-    this.name = 'UnrecoverableError';
+    this.name = new.target.name;
   }
 }
 
@@ -92,37 +112,87 @@ export class UnrecoverableError extends Error {
  * `Worker.RateLimitError()` returns one too (BullMQ's spelling).
  */
 export class RateLimitError extends Error {
-  constructor(message = 'echomq:rateLimitExceeded') {
+  constructor(message: string = RATE_LIMIT_ERROR) {
     super(message);
-    this.name = 'RateLimitError';
+    this.name = new.target.name;
   }
 }
 
 /**
- * Step jobs: throw this from a processor after `job.moveToDelayed(timestamp, token)`. The
- * worker then neither completes nor fails the job, and the attempt is not counted.
+ * Throw this from a processor after `job.moveToDelayed(timestamp, token)`: the job already
+ * left active, so the worker settles nothing for this attempt (BullMQ's step jobs).
  */
 export class DelayedError extends Error {
-  constructor(message = 'bullmq:movedToDelayed') {
+  constructor(message: string = DELAYED_ERROR) {
     super(message);
-    this.name = 'DelayedError';
+    this.name = new.target.name;
   }
 }
 
-/** Step jobs: throw this after `job.moveToWaitingChildren(token)` resolved true (see DelayedError). */
+/**
+ * Throw this from a processor after `job.moveToWaitingChildren(token)` returned true: the job
+ * waits for its children, and the worker settles nothing for this attempt.
+ */
 export class WaitingChildrenError extends Error {
-  constructor(message = 'bullmq:movedToWaitingChildren') {
+  constructor(message: string = WAITING_CHILDREN_ERROR) {
     super(message);
-    this.name = 'WaitingChildrenError';
+    this.name = new.target.name;
   }
 }
 
-/** Step jobs: throw this after `job.moveToWait(token)` (see DelayedError). */
+/**
+ * Throw this from a processor after `job.moveToWait(token)`: the job is ready again, and the
+ * worker settles nothing for this attempt.
+ */
 export class WaitingError extends Error {
-  constructor(message = 'bullmq:movedToWait') {
+  constructor(message: string = WAITING_ERROR) {
     super(message);
-    this.name = 'WaitingError';
+    this.name = new.target.name;
   }
+}
+
+/**
+ * A command was sent on a connection that is closed (BullMQ's class; echomq's own calls on a
+ * closed Queue or Worker throw ClosedError). `cause` is the underlying error, if any.
+ */
+export class ConnectionClosedError extends Error {
+  declare cause?: unknown;
+  constructor(message: string = CONNECTION_CLOSED_ERROR_MSG, cause?: unknown) {
+    super(message);
+    this.cause = cause;
+    this.name = 'ConnectionClosedError';
+  }
+}
+
+/**
+ * BullMQ's script status codes (a TypeScript-style numeric enum: name → code and code → name),
+ * for code that switches on them. echomq's scripts use their own codes (`Code` below) and
+ * throw typed errors; this object is for compatibility only.
+ */
+const ERROR_CODES = {
+  JobNotExist: -1,
+  JobLockNotExist: -2,
+  JobNotInState: -3,
+  JobPendingChildren: -4,
+  ParentJobNotExist: -5,
+  JobLockMismatch: -6,
+  ParentJobCannotBeReplaced: -7,
+  JobBelongsToJobScheduler: -8,
+  JobHasFailedChildren: -9,
+  SchedulerJobIdCollision: -10,
+  SchedulerJobSlotsBusy: -11,
+} as const;
+export const ErrorCode = enumOf(ERROR_CODES);
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+/** A numeric enum object as TypeScript emits it: each name maps to its number and back. */
+export function enumOf<T extends Record<string, number>>(values: T): Readonly<T & Record<number, string>> {
+  const out: Record<string | number, string | number> = {};
+  for (const [k, n] of Object.entries(values)) {
+    out[k] = n;
+    out[n] = k;
+  }
+  return Object.freeze(out) as T & Record<number, string>;
 }
 
 /** A processor's step error (DelayedError, WaitingChildrenError, WaitingError), also from another copy of the package. */

@@ -8,7 +8,7 @@ export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptio
 export { type Dependencies } from './flows.js';
 export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './schedulers.js';
 export { Job, type JobState, type JobContext } from './job.js';
-export { PRIORITY_LIMIT, type RetryOptions, type JobJson, type JobJsonSandbox, type ParentKeys } from './job.js';
+export { type RetryOptions, type JobJson, type JobJsonSandbox, type ParentKeys } from './job.js';
 export { type DependenciesOpts, type DependencyOpts, type JobDependencies, type DependencyCounts } from './job.js';
 export { LaneControls } from './lanes.js';
 export { type LaneInfo, type JobCounts, type JobStateName, JOB_STATES } from './inspect.js';
@@ -31,8 +31,18 @@ export {
   DelayedError,
   WaitingChildrenError,
   WaitingError,
+  ConnectionClosedError,
+  ErrorCode,
+  UNRECOVERABLE_ERROR,
+  RATE_LIMIT_ERROR,
+  DELAYED_ERROR,
+  WAITING_CHILDREN_ERROR,
+  WAITING_ERROR,
+  CONNECTION_CLOSED_ERROR_MSG,
 } from './errors.js';
+export { BULLMQ_MAJOR_VERSION, PRIORITY_LIMIT, QUEUE_EVENT_SUFFIX, DELAY_TIME_1, DELAY_TIME_5, MetricsTime, ClientType } from './constants.js';
 export { QueueEvents, type QueueEventsOptions, type QueueEventsListener } from './queue-events.js';
+export { QueueEventsProducer, type QueueEventsProducerOptions } from './queue-events-producer.js';
 export { queueKeys, escapeQueueName, shardQueueName, type QueueKeys } from './keys.js';
 export { ShardedQueue, ShardCountError, CrossShardError, laneShard, MAX_SHARDS } from './sharded.js';
 export { ShardedWorker } from './sharded-worker.js';
@@ -41,5 +51,5 @@ export { type ConnectionInput, type ClusterConnection, type RedisClient } from '
 export {
   delay, randomUUID, lengthInUtf8Bytes, isEmpty, array2obj, objectToFlatArray, removeUndefinedFields, invertObject,
   parseObjectValues, increaseMaxListeners, decreaseMaxListeners, isRedisInstance, isRedisCluster, getParentKey,
-  isNotConnectionError, errorToJSON, removeAllQueueData, QUEUE_EVENT_SUFFIX, DELAY_TIME_1, DELAY_TIME_5,
+  isNotConnectionError, errorToJSON, removeAllQueueData,
 } from './utils.js';

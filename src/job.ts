@@ -30,8 +30,7 @@ export { stateName, jobContextOf, type JobState } from './job-state.js';
 export type { JobJson, JobJsonSandbox, ParentKeys } from './job-json.js';
 export type { DependenciesOpts, DependencyOpts, JobDependencies, DependencyCounts } from './job-dependencies.js';
 
-/** BullMQ's PRIORITY_LIMIT: the highest priority number (echomq's MAX_PRIORITY). */
-export const PRIORITY_LIMIT = v.MAX_PRIORITY;
+export { PRIORITY_LIMIT } from './constants.js';
 
 /** What a Job needs to reach Redis. */
 export interface JobContext extends ScriptContext {

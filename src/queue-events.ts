@@ -5,15 +5,18 @@
  * is still inside the stream's cap (`new Queue(name, { streams: { events: { maxLen } } })`,
  * default 10000 entries). Start from a known id (`lastEventId`) to replay.
  *
- * Listeners get BullMQ's arguments: `(fields, eventId)` where fields is `{ jobId, … }` as the
- * script wrote it (numbers stay strings), except that `completed.returnvalue` and
- * `progress.data` are parsed from JSON, and `drained` gets only `(eventId)`. Each event that
- * names a job is also emitted as `<event>:<jobId>` (what job.waitUntilFinished listens to).
- * Payloads are listed in docs/events.md.
+ * Listeners get BullMQ's arguments: `(args, eventId)` where args is `{ jobId, … }` as the
+ * script wrote it (numbers stay strings, except `delayed.delay`), `completed.returnvalue` and
+ * `progress.data` parsed from JSON, and `drained` gets only `(eventId)`. Some events are
+ * derived from the entry of another (event-payloads.ts), so the hot path writes no entry for
+ * them. Each event that names a job is also emitted as `<event>:<jobId>` (what
+ * job.waitUntilFinished listens to). Payloads are listed in docs/events.md.
  */
 import { EventEmitter } from 'node:events';
 import { closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
-import { queueKeys, type QueueKeys } from './keys.js';
+import { clientName, queueKeys, type QueueKeys } from './keys.js';
+import { QUEUE_EVENT_SUFFIX } from './constants.js';
+import { expandEntry, type EventArgs } from './event-payloads.js';
 import * as v from './validate.js';
 
 export interface QueueEventsOptions {
@@ -28,36 +31,53 @@ export interface QueueEventsOptions {
    * event still in the stream; a stream id ('1700000000000-0') = the events after it.
    */
   lastEventId?: string;
-  /** Longest XREAD block, ms (the reader re-issues it at once). Default 10000. */
+  /** Longest XREAD block, ms (the reader re-issues it at once); 0 = block until an event arrives. Default 10000. */
   blockingTimeout?: number;
+  /** BullMQ's options, accepted for compatibility; echomq does not need them (no version check, no ready wait to skip). */
+  skipVersionCheck?: boolean;
+  skipWaitingForReady?: boolean;
+  /** @deprecated BullMQ's, not in use. */
+  blockingConnection?: boolean;
 }
 
-type Fields = Record<string, string>;
-
-/** Listener signatures by event name (see docs/events.md for every field). */
-export interface QueueEventsListener {
+/**
+ * Listener signatures by event name: BullMQ's QueueEventsListener, plus echomq's own events
+ * (lanes, retrying, moved, drained-queue). See docs/events.md for every field.
+ */
+export interface QueueEventsListener<ReturnType = any> {
   added: (args: { jobId: string; name: string; lane: string; delay: string }, id: string) => void;
   waiting: (args: { jobId: string; prev?: string }, id: string) => void;
   active: (args: { jobId: string; prev?: string }, id: string) => void;
-  delayed: (args: { jobId: string; delay: string }, id: string) => void;
-  completed: (args: { jobId: string; returnvalue: unknown; prev?: string; truncated?: '1' }, id: string) => void;
+  /** delay: the due time, ms since the epoch (Redis clock), a number as in BullMQ. */
+  delayed: (args: { jobId: string; delay: number }, id: string) => void;
+  completed: (args: { jobId: string; returnvalue: ReturnType; prev?: string; truncated?: '1' }, id: string) => void;
   failed: (args: { jobId: string; failedReason: string; prev?: string }, id: string) => void;
   progress: (args: { jobId: string; data: unknown }, id: string) => void;
-  retrying: (args: { jobId: string; failedReason: string; attemptsMade: string }, id: string) => void;
   'retries-exhausted': (args: { jobId: string; attemptsMade: string }, id: string) => void;
   stalled: (args: { jobId: string }, id: string) => void;
   removed: (args: { jobId: string; prev: string }, id: string) => void;
-  duplicated: (args: { jobId: string; dedupId?: string }, id: string) => void;
-  moved: (args: { jobId: string; from: string; to: string }, id: string) => void;
+  /** An add named a job id that exists: nothing was created. */
+  duplicated: (args: { jobId: string }, id: string) => void;
+  /** A live job holds the deduplication id: nothing was created. deduplicatedJobId: the refused add's own id, when it named one. */
+  deduplicated: (args: { jobId: string; deduplicationId: string; deduplicatedJobId?: string }, id: string) => void;
+  cleaned: (args: { count: string }, id: string) => void;
+  'waiting-children': (args: { jobId: string; prev?: string }, id: string) => void;
   drained: (id: string) => void;
+  paused: (args: object, id: string) => void;
+  resumed: (args: object, id: string) => void;
+  /** echomq: an attempt failed and the job will be retried. */
+  retrying: (args: { jobId: string; failedReason: string; attemptsMade: string }, id: string) => void;
+  /** echomq: moveToLane. */
+  moved: (args: { jobId: string; from: string; to: string }, id: string) => void;
+  /** echomq: queue.drain() / queue.lanes.drain(lane). */
   'drained-queue': (args: { removed: string; lane?: string }, id: string) => void;
-  paused: (args: Fields, id: string) => void;
-  resumed: (args: Fields, id: string) => void;
   'lane:paused': (args: { lane: string }, id: string) => void;
   'lane:resumed': (args: { lane: string }, id: string) => void;
   'lane:updated': (args: { lane: string; field: string; value: string }, id: string) => void;
   /** A read failed (the reader retries by itself) or a listener threw. */
   error: (err: Error) => void;
+  /** The connection closed while the reader was not closing (it reconnects by itself). */
+  'ioredis:close': () => void;
   /** close() finished. */
   closed: () => void;
 }
@@ -67,26 +87,34 @@ const RESERVED = new Set(['error', 'closed', 'newListener', 'removeListener']);
 const STREAM_ID = /^(\$|\d+(-\d+)?)$/;
 const READ_COUNT = 1000;
 
-// Typed on/once/off for the known events; any other name (e.g. `completed:<jobId>`) still works.
-export interface QueueEvents {
-  on<U extends keyof QueueEventsListener>(event: U, listener: QueueEventsListener[U]): this;
-  on(event: string | symbol, listener: (...args: any[]) => void): this;
-  once<U extends keyof QueueEventsListener>(event: U, listener: QueueEventsListener[U]): this;
-  once(event: string | symbol, listener: (...args: any[]) => void): this;
-  off<U extends keyof QueueEventsListener>(event: U, listener: QueueEventsListener[U]): this;
-  off(event: string | symbol, listener: (...args: any[]) => void): this;
+type Listener = (...args: any[]) => void;
+type KeyOf<T> = Extract<keyof T, string>;
+
+// Typed on/once/off for the known events. As in BullMQ, a listener map with custom events
+// (QueueEventsProducer) is passed as a type argument: `qe.on<MyListener>('my-event', …)`;
+// any other name (e.g. `completed:<jobId>`) still works.
+export interface QueueEvents<ReturnType = any> {
+  on<QEL extends QueueEventsListener<ReturnType> = QueueEventsListener<ReturnType>, U extends KeyOf<QEL> = KeyOf<QEL>>(event: U, listener: QEL[U]): this;
+  on(event: string | symbol, listener: Listener): this;
+  once<QEL extends QueueEventsListener<ReturnType> = QueueEventsListener<ReturnType>, U extends KeyOf<QEL> = KeyOf<QEL>>(event: U, listener: QEL[U]): this;
+  once(event: string | symbol, listener: Listener): this;
+  off<QEL extends QueueEventsListener<ReturnType> = QueueEventsListener<ReturnType>, U extends KeyOf<QEL> = KeyOf<QEL>>(event: U, listener: QEL[U]): this;
+  off(event: string | symbol, listener: Listener): this;
 }
 
-export class QueueEvents extends EventEmitter {
+export class QueueEvents<ReturnType = any> extends EventEmitter {
   readonly name: string;
   readonly keys: QueueKeys;
+  /** The options, with blockingTimeout and lastEventId filled in (BullMQ's opts). */
+  readonly opts: QueueEventsOptions & { blockingTimeout: number; lastEventId: string };
+  /** Set by close(): resolves when it finished (BullMQ's QueueBase.closing). */
+  closing: Promise<void> | undefined;
   private readonly conn: Connection;
   private readonly blockingTimeout: number;
   private readonly startId: string;
   private lastId: string | undefined;
   private readonly ready: Promise<void>;
   private loop: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
   private stopping = false;
   private readonly closeWaiters = new Set<() => void>();
 
@@ -101,22 +129,54 @@ export class QueueEvents extends EventEmitter {
       v.fail('lastEventId', "'$', '0' or a stream id like '1700000000000-0'", start);
     }
     this.blockingTimeout =
-      opts.blockingTimeout === undefined ? 10_000 : v.integerIn('blockingTimeout', opts.blockingTimeout, 1, 3_600_000);
+      opts.blockingTimeout === undefined ? 10_000 : v.integerIn('blockingTimeout', opts.blockingTimeout, 0, 3_600_000);
     this.name = name;
     this.keys = queueKeys(name, prefix);
+    this.opts = { ...opts, blockingTimeout: this.blockingTimeout, lastEventId: start };
     this.startId = start;
     this.conn = openConnection(opts.connection, { blocking: true });
     // Connection errors are retried by ioredis; reads that fail are reported by the loop.
     this.conn.client.on('error', (err: Error) => {
       if (this.listenerCount('error') > 0) this.emit('error', err);
     });
+    // BullMQ's: the connection closed while the reader was not closing (ioredis reconnects).
+    this.conn.client.on('close', () => {
+      if (!this.closing) this.emit('ioredis:close');
+    });
+    // The name Queue.getQueueEvents() looks for, set again on every reconnect.
+    this.conn.client.on('ready', () => void this.setName());
     this.ready = this.init();
     this.ready.catch(() => {}); // surfaced by waitUntilReady() and run()
     if (autorun) void this.run().catch((err) => this.reportError(err));
   }
 
+  /** BullMQ's logical name of the queue: `<prefix>:<name>` (not a Redis key). */
+  get qualifiedName(): string {
+    return `${this.keys.prefix}:${this.name}`;
+  }
+
+  /** BullMQ's logical key of a queue structure: `<prefix>:<name>:<type>` (a name, not echomq's physical key). */
+  toKey(type: string): string {
+    return `${this.qualifiedName}:${type}`;
+  }
+
+  /** The reader's own ioredis client (it blocks in XREAD: do not send commands on it). */
+  get client() {
+    return this.conn.client;
+  }
+
+  /** Names the connection `<prefix>:<base64 queue>:qe`, as BullMQ does; servers without CLIENT SETNAME are fine. */
+  private async setName(): Promise<void> {
+    try {
+      await this.conn.client.call('CLIENT', 'SETNAME', clientName(this.keys, QUEUE_EVENT_SUFFIX));
+    } catch {
+      // Managed Redis services may refuse CLIENT; the name only serves getQueueEvents().
+    }
+  }
+
   /** Resolves '$' to the id of the stream's newest entry, so nothing after it can be missed. */
   private async init(): Promise<void> {
+    await this.setName();
     if (this.startId !== '$') {
       this.lastId = this.startId;
       return;
@@ -142,10 +202,13 @@ export class QueueEvents extends EventEmitter {
     return this.loop !== undefined && !this.stopping;
   }
 
-  /** Starts reading (autorun does this); resolves when the reader is closed. */
+  /**
+   * Starts reading (autorun does this); resolves when the reader is closed. As in BullMQ, a
+   * second call while it runs rejects with "Queue Events is already running.".
+   */
   run(): Promise<void> {
-    if (this.loop) return this.loop;
-    if (this.stopping) return Promise.resolve();
+    if (this.loop && !this.stopping) return Promise.reject(new Error('Queue Events is already running.'));
+    if (this.stopping) return this.loop ?? Promise.resolve();
     this.loop = this.read();
     return this.loop;
   }
@@ -189,9 +252,9 @@ export class QueueEvents extends EventEmitter {
     // An entry may hold the same event for several jobs (lib/common.lua emitJob): the fields
     // before the first jobId are shared, each jobId starts the next job's fields. Each job is
     // dispatched on its own, with the entry's id.
-    const shared: Record<string, unknown> = {};
+    const shared: EventArgs = {};
     let args = shared;
-    const jobs: Array<Record<string, unknown>> = [];
+    const jobs: EventArgs[] = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const f = fields[i];
       if (f === 'event') event = fields[i + 1];
@@ -208,27 +271,15 @@ export class QueueEvents extends EventEmitter {
     for (const job of jobs) this.dispatchOne(id, event, job);
   }
 
-  private dispatchOne(id: string, event: string, args: Record<string, unknown>): void {
-    if (event === 'completed' && typeof args.returnvalue === 'string') args.returnvalue = parseJson(args.returnvalue);
-    if (event === 'progress' && typeof args.data === 'string') args.data = parseJson(args.data);
+  private dispatchOne(id: string, event: string, args: EventArgs): void {
     try {
       if (event === 'drained') {
         this.emit('drained', id);
         return;
       }
-      // A job ready at once is one 'added' entry with then: 'waiting' (lib/newjob.lua): both
-      // events are emitted from it, with the same stream id.
-      const then = event === 'added' ? args.then : undefined;
-      if (then !== undefined) {
-        delete args.then;
-        args.delay ??= '0'; // implied by then: 'waiting'
-      }
-      this.emit(event, args, id);
-      if (typeof args.jobId === 'string') this.emit(`${event}:${args.jobId}`, args, id);
-      if (then === 'waiting') {
-        const w = { jobId: args.jobId };
-        this.emit('waiting', w, id);
-        if (typeof args.jobId === 'string') this.emit(`waiting:${args.jobId}`, w, id);
+      for (const e of expandEntry(event, args)) {
+        this.emit(e.event, e.args, id);
+        if (typeof e.args.jobId === 'string') this.emit(`${e.event}:${e.args.jobId}`, e.args, id);
       }
     } catch (err) {
       this.reportError(err);
@@ -268,13 +319,10 @@ export class QueueEvents extends EventEmitter {
     })();
     return this.closing;
   }
-}
 
-function parseJson(s: string): unknown {
-  try {
-    return JSON.parse(s);
-  } catch {
-    return s;
+  /** Closes the connection at once (BullMQ's force disconnect); the reader stops, as after close(). */
+  disconnect(): Promise<void> {
+    return this.close();
   }
 }
 

@@ -10,11 +10,6 @@ import { queueKeyPattern, queueKeys } from './keys.js';
 
 export { randomUUID } from 'node:crypto';
 
-/** Suffix of a QueueEvents connection's client name (BullMQ's QUEUE_EVENT_SUFFIX). */
-export const QUEUE_EVENT_SUFFIX = ':qe';
-/** BullMQ's retry pauses, ms. */
-export const DELAY_TIME_1 = 100;
-export const DELAY_TIME_5 = 5000;
 
 /** Resolves after `ms` milliseconds, or at once when the controller aborts. */
 export function delay(ms: number, abortController?: { signal: AbortSignal }): Promise<void> {

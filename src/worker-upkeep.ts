@@ -2,8 +2,8 @@
  * A worker's periodic upkeep, apart from its hot path: renewing the leases of the jobs it runs
  * and the stall sweep that recovers jobs whose lease expired (any worker's).
  */
-import { StaleJobError } from './errors.js';
-import type { Job, JobContext } from './job.js';
+import { StaleJobError, UnrecoverableError } from './errors.js';
+import { Job, type JobContext } from './job.js';
 import { repairSchedulers } from './schedulers.js';
 import { drainOutbox } from './flows.js';
 import { scripts } from './scripts/index.js';
@@ -25,6 +25,9 @@ export interface Running {
 const STALL_BATCH = 100;
 const MAX_STALL_BATCHES = 10;
 
+/** BullMQ's failed reason of a job that stalled more than maxStalledCount times (recover.lua). */
+export const STALLED_REASON = 'job stalled more than allowable limit';
+
 /**
  * Renews the lease of every running job whose lease is not known lost, in one call. A job whose
  * lease is gone is marked lost and its signal aborted with a StaleJobError, also handed to
@@ -45,16 +48,45 @@ export async function renewLeases(ctx: JobContext, running: ReadonlyMap<string, 
   }
 }
 
+/** What the stall sweep reports to the worker that ran it. */
+export interface StallHandlers {
+  /** A job whose lease expired: requeued, or failed (then onFailed follows). BullMQ's worker 'stalled'. */
+  onStalled(id: string): void;
+  /**
+   * A job that stalled more than maxStalledCount times and failed for good, with the job as it
+   * was when it failed and BullMQ's error (an UnrecoverableError with the failed reason).
+   */
+  onFailed?(job: Job, err: Error): void;
+}
+
+/** Sweeps in flight, per queue context: a sweep that outlasts stalledInterval is not doubled. */
+const sweeping = new WeakMap<JobContext, Promise<void>>();
+
 /**
  * One stall sweep, bounded: expired leases go back to their lane or fail (at most
- * STALL_BATCH × MAX_STALL_BATCHES jobs), each reported to onStalled; then flow outcomes and
- * scheduler slots a crash left behind are completed (flows.ts, schedulers.ts).
+ * STALL_BATCH × MAX_STALL_BATCHES jobs), each reported to the handlers; then flow outcomes and
+ * scheduler slots a crash left behind are completed (flows.ts, schedulers.ts). A call while
+ * the previous sweep of the same context still runs returns that sweep.
  */
-export async function sweepStalled(ctx: JobContext, maxStalledCount: number, onStalled: (id: string) => void): Promise<void> {
+export function sweepStalled(ctx: JobContext, maxStalledCount: number, handlers: StallHandlers | ((id: string) => void)): Promise<void> {
+  const running = sweeping.get(ctx);
+  if (running) return running;
+  const h: StallHandlers = typeof handlers === 'function' ? { onStalled: handlers } : handlers;
+  const p = sweep(ctx, maxStalledCount, h).finally(() => sweeping.delete(ctx));
+  sweeping.set(ctx, p);
+  return p;
+}
+
+async function sweep(ctx: JobContext, maxStalledCount: number, h: StallHandlers): Promise<void> {
   for (let i = 0; i < MAX_STALL_BATCHES; i++) {
     const r = await scripts.recover(ctx, { maxStalledCount, batch: STALL_BATCH });
-    for (const id of r.requeued) onStalled(id);
-    for (const id of r.failed) onStalled(id);
+    for (const id of r.requeued) h.onStalled(id);
+    r.failed.forEach((id, k) => {
+      h.onStalled(id);
+      if (!h.onFailed) return;
+      const job = Job.fromFields(ctx, id, r.hashes[k] ?? []);
+      h.onFailed(job, new UnrecoverableError(job.failedReason ?? STALLED_REASON));
+    });
     if (r.requeued.length + r.failed.length < STALL_BATCH) break;
   }
   await drainOutbox(ctx.client, ctx.keys);

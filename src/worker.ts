@@ -79,6 +79,8 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private settleTarget!: number;
   private runningLoop: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  /** close(true) was called: running jobs are left for stall recovery. */
+  private forced = false;
   private paused = false;
   private hadWork = false;
   private leaseTimer: NodeJS.Timeout | undefined;
@@ -349,6 +351,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     } catch (err) {
       error = err;
     }
+    if (this.forced) return this.release(run); // close(true): left for stall recovery
     if (ok) this.settleCompleted(run, result);
     else if (run.cancelled !== undefined) await this.settleFailed(run, cancelError(run.cancelled, error));
     else if (isRateLimitError(error)) await this.handBack(run);
@@ -590,7 +593,11 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private async sweepStalled(): Promise<void> {
     if (this.stopping) return;
     try {
-      await sweepStalled(this.ctx, this.opts.maxStalledCount, (id) => this.emit('stalled', id, 'active'));
+      await sweepStalled(this.ctx, this.opts.maxStalledCount, {
+        onStalled: (id) => this.emit('stalled', id, 'active'),
+        // A job that stalled too often fails here, on the worker whose sweep failed it.
+        onFailed: (job, err) => this.emit('failed', job, err, 'active'),
+      });
     } catch (err) {
       if (!this.stopping) this.reportError(err);
     }
@@ -610,6 +617,9 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       this.poke();
       if (this.blockConn) closeConnection(this.blockConn, true);
       if (force) {
+        // As BullMQ: nothing of a running job is settled after close(true); its lease expires
+        // and a stall sweep recovers it (execute checks forced).
+        this.forced = true;
         for (const r of this.running.values()) r.ac.abort(new Error('worker closed (force)'));
       } else {
         if (this.running.size > 0) await new Promise<void>((r) => this.idleWaiters.push(r));

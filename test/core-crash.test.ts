@@ -142,7 +142,7 @@ describe('core crash recovery', () => {
     expect(again).toBe(-2);
   });
 
-  it('fails a job with reason "stalled" once it stalls more than maxStalledCount times', async () => {
+  it('fails a job with BullMQ\'s reason once it stalls more than maxStalledCount times', async () => {
     const name = qname('crash-fail');
     const k = keysOf(name);
     const queue = new Queue(name, { connection: redisUrl() });
@@ -165,7 +165,7 @@ describe('core crash recovery', () => {
     await waitFor(async () => (await queue.getJobCounts('failed')).failed === 1, 10_000, 'the job to fail');
     const j = (await queue.getJob(job.id))!;
     expect(await j.getState()).toBe('failed');
-    expect(j.failedReason).toBe('stalled');
+    expect(j.failedReason).toBe('job stalled more than allowable limit');
     expect(j.stalledCounter).toBe(1);
     expect(j.attemptsMade).toBe(1);
     expect(ran).toEqual([]);

@@ -206,7 +206,7 @@ describe('core ordering', () => {
     await queue.changePriority(second.id, 1); // an active job keeps it for when it is next ready
     await sleep(50);
     // Any worker's stall sweep does this; called directly so it surely runs before any claim.
-    expect(await scripts.recover(ctx, { maxStalledCount: 1, batch: 100 })).toEqual({ requeued: [first.id, second.id], failed: [] });
+    expect(await scripts.recover(ctx, { maxStalledCount: 1, batch: 100 })).toEqual({ requeued: [first.id, second.id], failed: [], hashes: [] });
     const seen: string[] = [];
     const worker = new Worker(name, async (job) => void seen.push(job.name), { connection: redisUrl() });
     try {

@@ -90,7 +90,12 @@ for j = 0, n - 1 do
   if holder then
     out[#out + 1] = holder
     out[#out + 1] = 0
-    emit('duplicated', 'jobId', holder, 'dedupId', dd)
+    -- QueueEvents emits BullMQ's deduplicated from this (attempted: a custom id refused).
+    if ARGV[b] ~= '' then
+      emit('duplicated', 'jobId', holder, 'dedupId', dd, 'attempted', ARGV[b])
+    else
+      emit('duplicated', 'jobId', holder, 'dedupId', dd)
+    end
   elseif ARGV[b] ~= '' and redis.call('EXISTS', jk) == 1 then
     -- Only a custom id can exist already: generated ids come from a counter, and custom ids
     -- may not be integers.

@@ -8,8 +8,8 @@
 --   token, its `pOn` the claim time. wakeInMs: when nothing was claimed,
 --   ms until delayed or rate-limited work becomes ready (-1 none, or while jobs were claimed).
 -- Errors: none.
--- Events: active per job, waiting per promoted delayed job, drained when the last ready job
---   is claimed.
+-- Events: active per job, waiting per promoted delayed job (drained is written by the settle
+--   that leaves the queue idle, as in BullMQ: complete.lua, fail.lua).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/claim.lua

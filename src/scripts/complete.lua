@@ -17,7 +17,8 @@
 --   -6 lock mismatch (lib/lock.lua). A job with an error code is left as it was.
 -- Events: completed (jobId, returnvalue, prev) per settled job; a flow child releases its
 --   parent in this queue when it was the last pending child: waiting | delayed (jobId of the
---   parent). A parent in another queue is told through the outbox (lib/flow.lua).
+--   parent). A parent in another queue is told through the outbox (lib/flow.lua). drained
+--   when the call claimed nothing and left nothing ready or active (BullMQ's drained).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
@@ -101,6 +102,7 @@ claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lu
 local want = #finished > 0 and tonumber(ARGV[1]) or 0
 local got, nextAt = claimJobs(want, tonumber(ARGV[2]), now, out)
 flushDeferredActive()
+if got == 0 and #finished > 0 then emitDrainedIfIdle() end
 if admitted and want == 0 then wake() end
 local head = { got, nextAt, m }
 for i = 1, m do head[#head + 1] = codes[i] end

@@ -3,17 +3,19 @@
 -- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsFailed, metricsFailedData
 -- ARGV: [1] job id, [2] token (the job's att when claimed), [3] failed reason, [4] stack trace
 --   (JSON array), [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to
---   claim next, [7] lease (ms) for them, [8] '1' when the attempts ran out (emits
---   retries-exhausted), [9] owner token ('' or absent = a worker's own job; otherwise manual
---   processing, as in complete.lua), [10] metrics data points (0 or absent = none),
+--   claim next, [7] lease (ms) for them, [8] '1' when the attempts ran out (BullMQ:
+--   attemptsMade >= attempts), [9] owner token ('' or absent = a worker's own job; otherwise
+--   manual processing, as in complete.lua), [10] metrics data points (0 or absent = none),
 --   [11] / [12] the worker's removeOnFail as keep count / age (ms) for jobs without their own
 --   ('' or absent = none)
 -- Returns: like claim ({claimed, nextWakeAt, ...}), or {code} on error.
 -- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch.
--- Events: failed (jobId, failedReason, prev) and retries-exhausted when final; otherwise
---   retrying then delayed (jobId, delay) or waiting (jobId, prev). A flow child that fails for
---   good with a policy tells its parent (lib/flow.lua): the parent is released (waiting |
---   delayed) or fails (failed, prev waiting-children).
+-- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
+--   out: QueueEvents emits retries-exhausted from it) when final; otherwise retrying then
+--   delayed (jobId, delay) or waiting (jobId, prev active). drained after a final failure
+--   that claimed nothing and left nothing ready or active (BullMQ's drained). A flow child
+--   that fails for good with a policy tells its parent (lib/flow.lua): the parent is released
+--   (waiting | delayed) or fails (failed, prev waiting-children).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
@@ -45,8 +47,12 @@ local admitted = releaseActive(lane)
 
 if delay < 0 then
   redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'f', 'fOn', now)
-  emit('failed', 'jobId', id, 'failedReason', ARGV[3], 'prev', 'active')
-  if ARGV[8] == '1' then emit('retries-exhausted', 'jobId', id, 'attemptsMade', made) end
+  -- One entry either way; QueueEvents emits retries-exhausted from its exhausted field.
+  if ARGV[8] == '1' then
+    emit('failed', 'jobId', id, 'failedReason', ARGV[3], 'prev', 'active', 'exhausted', made)
+  else
+    emit('failed', 'jobId', id, 'failedReason', ARGV[3], 'prev', 'active')
+  end
   if f[9] then flowSettled(jk, id, 'f', ARGV[3], now) end -- flows: tell the parent (lib/flow.lua)
   local keep, keepAge = keepOf(f[4], f[5], KEEP_FAILED)
   local workerKeep = tonumber(ARGV[11] or '')
@@ -64,7 +70,7 @@ else
   redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'sq', stamp, 'st', 'w')
   enterLane(lane, tonumber(f[6]), stamp .. id)
   emit('retrying', 'jobId', id, 'failedReason', ARGV[3], 'attemptsMade', made)
-  emit('waiting', 'jobId', id, 'prev', 'failed')
+  emit('waiting', 'jobId', id, 'prev', 'active')
   admitted = true
 end
 
@@ -72,6 +78,7 @@ local out = {}
 claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lua)
 local want = tonumber(ARGV[6])
 local got, nextAt = claimJobs(want, tonumber(ARGV[7]), now, out)
+if got == 0 and delay < 0 then emitDrainedIfIdle() end
 if admitted and want == 0 then wake() end
 table.insert(out, 1, nextAt)
 table.insert(out, 1, got)

@@ -187,9 +187,10 @@ export const scripts = {
     return ((await raw.extendLeases(ctx, args)) as unknown[]).map(String);
   },
 
-  async recover(ctx: ScriptContext, a: { maxStalledCount: number; batch: number }): Promise<{ requeued: string[]; failed: string[] }> {
-    const [requeued, failed] = (await raw.recover(ctx, [a.maxStalledCount, a.batch])) as [string[], string[]];
-    return { requeued, failed };
+  /** failed[i] comes with hashes[i], its job hash as a field list when it failed (for the worker's 'failed' event). */
+  async recover(ctx: ScriptContext, a: { maxStalledCount: number; batch: number }): Promise<{ requeued: string[]; failed: string[]; hashes: string[][] }> {
+    const [requeued, failed, hashes] = (await raw.recover(ctx, [a.maxStalledCount, a.batch])) as [string[], string[], string[][]];
+    return { requeued, failed, hashes: hashes ?? [] };
   },
 
   promote: async (ctx: ScriptContext, id: string) => Number(await raw.promote(ctx, [id])),

@@ -38,6 +38,14 @@ local function readMeta()
   return metaRow
 end
 
+-- BullMQ's drained: written by a settle (complete, final fail) that claimed nothing next and
+-- left nothing ready and nothing active. Two O(1) reads, only on that idle edge.
+local function emitDrainedIfIdle()
+  if tonumber(redis.call('HGET', K.meta, 'ready') or '0') <= 0 and redis.call('ZCARD', K.active) == 0 then
+    emit('drained')
+  end
+end
+
 -- Promotes due delayed jobs. meta dly is set whenever a job enters the delayed set
 -- (scheduleDelayed) and cleared here once the set is seen empty, so a queue without delayed jobs
 -- pays no call for this.
@@ -282,9 +290,8 @@ local function claimJobs(n, leaseMs, now, out, passWake)
     redis.call('HSET', K.meta, 'tl', tl or '', 'tk', tk)
   end
   if readyServed > 0 then
-    local left = redis.call('HINCRBY', K.meta, 'ready', -readyServed)
+    redis.call('HINCRBY', K.meta, 'ready', -readyServed)
     if prioServed > 0 then redis.call('HINCRBY', K.meta, 'readyP', -prioServed) end
-    if left == 0 then emit('drained') end
   end
   if grate and got > 0 then
     local used = redis.call('INCRBY', K.rate, got)
