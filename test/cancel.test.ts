@@ -127,7 +127,7 @@ describe('cancellation', () => {
     const final = await q.add('final', {}, { attempts: 3 });
     await waitFor(() => w.activeCount === 2, 5000, 'both running');
     expect(w.cancelAllJobs('shutting down')).toBe(2);
-    await waitFor(async () => (await q.getJob(retried.id))!.returnvalue !== undefined, 5000, 'retry completed');
+    await waitFor(async () => (await q.getJobState(retried.id)) === 'completed', 5000, 'retry completed');
     const r = (await q.getJob(retried.id))!;
     expect(r.returnvalue).toBe('done on attempt 2');
     expect(r.failedReason).toBe('shutting down'); // the first attempt's reason is kept
