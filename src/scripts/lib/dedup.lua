@@ -1,5 +1,6 @@
 -- Deduplication (docs/events.md#deduplication), used by add.lua. Needs K.dedup (hash
--- dedup id → job id), K.dedupx (zset dedup id → throttle end, ms) and K.jobBase.
+-- dedup id → job id), K.dedupx (zset dedup id → throttle end, ms) and K.jobBase; the modes
+-- (dedupModes) also lib/lanes.lua, lib/newjob.lua and K.delayed.
 --
 -- Simple mode (no ttl): the id is held while its job exists and has not finished (waiting,
 -- delayed, active). Nothing on the finish path releases it: a holder that finished (or is
@@ -47,4 +48,30 @@ local function dedupTake(dd, id, ttlMs, now)
   else
     redis.call('ZREM', K.dedupx, dd)
   end
+end
+
+-- BullMQ's modes, for an add whose dedup id dd is held by job holder (rec: the add's option
+-- record; rec.ddm holds the mode letters). Returns the job that keeps holding dd (the add then
+-- creates nothing), or nil and the id of the job it replaced (the add goes on and takes dd).
+--   e extend (with a ttl): the throttle window starts again at now;
+--   r replace: a delayed holder is withdrawn (removed event) and the add replaces it;
+--   s reschedule (not with r): a delayed holder moves to now + the add's delay.
+-- Holders in any other state are kept as they are.
+local function dedupModes(holder, rec, dd, now)
+  local mode = rec.ddm
+  local st = redis.call('HGET', K.jobBase .. holder, 'st')
+  if string.find(mode, 'r', 1, true) and st == 'd' then
+    withdrawJob(holder)
+    return nil, holder
+  end
+  if string.find(mode, 'e', 1, true) and rec.ddTtl ~= '0' then
+    redis.call('ZADD', K.dedupx, now + tonumber(rec.ddTtl), dd)
+  end
+  if string.find(mode, 's', 1, true) and not string.find(mode, 'r', 1, true) and st == 'd' then
+    local delayStr = string.format('%d', rec.delay)
+    redis.call('HSET', K.jobBase .. holder, 'delay', delayStr)
+    scheduleDelayed(holder, now + rec.delay)
+    emit('delayed', 'jobId', holder, 'delay', now + rec.delay)
+  end
+  return holder
 end
