@@ -211,12 +211,7 @@ export class FlowProducer extends EventEmitter {
       n = normalizeJobOptions(userOpts, `${field}.opts`);
     } catch (e) {
       // Option checks name the bare option ('priority'); in a flow, say which node it was.
-      if (e instanceof ValidationError && !e.field.startsWith(field)) {
-        const bull = e.message.startsWith(`${e.field} must be`) ? '' : e.message.slice(0, e.message.indexOf(`: ${e.field} must be`));
-        const err = new ValidationError(`${field}.opts.${e.field}`, e.expected, e.got);
-        if (bull) err.message = `${bull}: ${err.message}`;
-        throw err;
-      }
+      if (e instanceof ValidationError && !e.field.startsWith(field)) throw v.renamed(e, `${field}.opts.${e.field}`);
       throw e;
     }
     const id = n.jobId ?? randomUUID();

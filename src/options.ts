@@ -326,7 +326,9 @@ export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOpti
   let s: Record<string, unknown> | undefined;
   if (user) {
     for (const k in user) {
-      if (!OWN_FIELD.has(k)) (s ??= {})[k] = (user as Record<string, unknown>)[k];
+      const x = (user as Record<string, unknown>)[k];
+      // `false` (keep all) is the default the hash does not store: kept here so job.opts shows it.
+      if (!OWN_FIELD.has(k) || (x === false && (k === 'removeOnComplete' || k === 'removeOnFail'))) (s ??= {})[k] = x;
     }
   }
   if (telemetry && !user?.telemetry?.omitContext) (s ??= {}).telemetry = user?.telemetry ? { ...user.telemetry, ...telemetry } : telemetry;

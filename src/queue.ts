@@ -234,7 +234,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
         return this.prepare(j.name, j.data, j.opts, `jobs[${i}].`, telemetry);
       } catch (e) {
         // Option checks name the bare option ('priority'); in a bulk, say which job it was.
-        if (e instanceof ValidationError && !e.field.startsWith('jobs[')) throw new ValidationError(`jobs[${i}].opts.${e.field}`, e.expected, e.got);
+        if (e instanceof ValidationError && !e.field.startsWith('jobs[')) throw v.renamed(e, `jobs[${i}].opts.${e.field}`);
         throw e;
       }
     });

@@ -189,3 +189,15 @@ export function encodeJson(field: string, value: unknown, maxBytes: number): str
 export function prefix(value: unknown): string {
   return nonEmptyString('prefix', value, 256);
 }
+
+/**
+ * The same refusal under a longer field name (an option of job 3 of a bulk: `jobs[3].opts.x`),
+ * keeping the BullMQ text the message may begin with.
+ */
+export function renamed(e: ValidationError, field: string): ValidationError {
+  const own = `${e.field} must be ${e.expected}, got ${e.got}`;
+  const lead = e.message.endsWith(own) ? e.message.slice(0, e.message.length - own.length) : '';
+  const out = new ValidationError(field, e.expected, e.got);
+  if (lead) out.message = lead + out.message;
+  return out;
+}

@@ -26,12 +26,12 @@ describe('deduplication', () => {
     return w;
   };
 
-  it('simple mode: a live job holds the id; duplicates return it and emit duplicated', async () => {
+  it('simple mode: a live job holds the id; duplicates return it and emit deduplicated', async () => {
     const name = qname('dd');
     const q = queue(name);
     const qe = await events(name);
     const dups: any[] = [];
-    qe.on('duplicated', (a) => dups.push(a));
+    qe.on('deduplicated' as never, (a: unknown) => dups.push(a));
     const first = await q.add('a', { n: 1 }, { deduplication: { id: 'user:42' } });
     const again = await q.add('a', { n: 2 }, { deduplication: { id: 'user:42' } });
     expect(again.id).toBe(first.id);
@@ -42,7 +42,9 @@ describe('deduplication', () => {
     const other = await q.add('a', {}, { deduplication: { id: 'user:43' } });
     expect(other.id).not.toBe(first.id);
     await waitFor(() => dups.length === 1, 5000, 'duplicated event');
-    expect(dups[0]).toEqual({ jobId: first.id, dedupId: 'user:42' });
+    // BullMQ's event and payload; deduplicatedJobId is the id the refused add asked for ('' for
+    // a generated one: echomq spends no id on a duplicate).
+    expect(dups[0]).toEqual({ jobId: first.id, deduplicationId: 'user:42', deduplicatedJobId: '' });
     // no job id was spent on the duplicate
     expect(Number(other.id)).toBe(Number(first.id) + 1);
   });
@@ -160,7 +162,8 @@ describe('deduplication', () => {
       [{ id: 5 }, 'deduplication.id must be a non-empty string'],
       [{ id: 'x', ttl: 0 }, 'deduplication.ttl must be a positive integer, got 0'],
       [{ id: 'x', ttl: 1.5 }, 'deduplication.ttl must be a positive integer, got 1.5'],
-      [{ id: 'x', extend: true }, 'deduplication.extend must be one of the known fields (id, ttl)'],
+      [{ id: 'x', mode: 'extend' }, 'deduplication.mode must be one of the known fields (id, ttl, extend, replace, reschedule, keepLastIfActive)'],
+      [{ id: 'x', extend: 'yes' }, 'deduplication.extend must be a boolean'],
       ['x', 'deduplication must be an object, got "x"'],
     ];
     for (const [dedup, msg] of bad) {
