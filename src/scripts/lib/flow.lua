@@ -9,8 +9,8 @@
 -- 'd' removeDependencyOnFailure, absent: none).
 -- A parent's deps:<id> hash maps each child's job key to a status letter and a value:
 --   'p' pending; 'c'..returnvalue completed; 'i'..reason failed and ignored;
---   'f'..reason failed (and failed the parent, or with continueParentOnFailure started it);
---   'r' removed before it finished. A child with removeDependencyOnFailure that failed leaves
+--   'f'..reason failed and failed the parent; 'r' removed before it finished. A child with
+--   continueParentOnFailure that failed is listed as ignored ('i'), as BullMQ lists it. A child with removeDependencyOnFailure that failed leaves
 --   the hash (BullMQ drops it from the dependencies).
 -- The parent's `pend` field counts its 'p' entries; at 0 the parent leaves 'h'
 -- (waiting-children) for delayed or ready.
@@ -94,7 +94,8 @@ resolveDep = function(pid, ref, kind, value, now, depth)
   if kind == 'd' then
     redis.call('HDEL', dk, ref)
   else
-    redis.call('HSET', dk, ref, (kind == 'x' and 'f' or kind) .. value)
+    -- continueParentOnFailure lists the child with the ignored ones, as BullMQ does.
+    redis.call('HSET', dk, ref, (kind == 'x' and 'i' or kind) .. value)
   end
   local pend = redis.call('HINCRBY', pjk, 'pend', -1)
   -- A parent that already failed (an earlier child failed it) or started only records the outcome.
