@@ -440,7 +440,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     template?: schedulers.JobSchedulerTemplate<DataType>,
   ): Promise<Job<DataType, ReturnType, NameType> | undefined> {
     this.open();
-    return (await schedulers.upsertJobScheduler(this.ctx, this.opts.defaultJobOptions, id, repeat, template)) as
+    return (await schedulers.upsertJobScheduler(this.ctx, this.opts.defaultJobOptions, id, repeat, template, this.opts.settings?.repeatStrategy)) as
       Job<DataType, ReturnType, NameType> | undefined;
   }
 

@@ -90,14 +90,14 @@ export const lifecycleScripts = {
     ctx: ScriptContext,
     a: {
       id: string; every?: number; pattern?: string; tz?: string; startDate?: number; endDate?: number;
-      limit?: number; firstCronSlot?: number; template: SchedulerTemplateArgs;
+      limit?: number; offset?: number; firstCronSlot?: number; template: SchedulerTemplateArgs;
     },
   ): Promise<SchedulerSlotReply> {
     const t = a.template;
     const r = (await raw.upsertScheduler(ctx, [
       a.id, opt(a.every), a.pattern ?? '', a.tz ?? '', opt(a.startDate), opt(a.endDate), opt(a.limit), opt(a.firstCronSlot),
       t.name, t.data, t.opts, t.priority, t.lane, t.lifo ? '1' : '0',
-      ...keepArgs(t.keepCompleted), ...keepArgs(t.keepFailed),
+      ...keepArgs(t.keepCompleted), ...keepArgs(t.keepFailed), opt(a.offset),
     ])) as unknown[];
     return Number(r[0]) === 0 ? { status: 2 } : parseSlot(r);
   },
