@@ -198,7 +198,8 @@ function deduplication(value: unknown, field: string): NormalizedDedup {
   if (optionalBool(`${field}.extend`, o.extend)) mode += 'e';
   if (optionalBool(`${field}.replace`, o.replace)) mode += 'r';
   if (optionalBool(`${field}.reschedule`, o.reschedule)) mode += 's';
-  if (optionalBool(`${field}.keepLastIfActive`, o.keepLastIfActive)) mode += 'k';
+  // BullMQ ignores the ttl with keepLastIfActive: the id is held while a job is live.
+  if (optionalBool(`${field}.keepLastIfActive`, o.keepLastIfActive)) return { id, ttl: 0, mode: mode + 'k' };
   return { id, ttl, mode };
 }
 

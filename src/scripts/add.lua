@@ -1,5 +1,5 @@
 -- add: adds one or more jobs (a bulk add is one call).
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, laneBase, jobBase, logsBase, depsBase
+-- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, laneBase, jobBase, logsBase, depsBase
 -- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
 --   (id - 1) mod step names the shard), [2] option record count m, then m option records of 14
@@ -10,7 +10,7 @@
 --   JSON {pid, pk, pq, ppx, pol, same}: parent id, its job key, queue, prefix, failure policy,
 --   same = 1 when the parent lives in this queue: its existence is checked and the child is
 --   registered in its deps here, atomically), dedup mode (letters: e extend, r replace,
---   s reschedule; '' plain); then 4 fields per job: id ('' = next numeric id), name,
+--   s reschedule, k keepLastIfActive; '' plain); then 4 fields per job: id ('' = next numeric id), name,
 --   data (JSON), option record number (1..m). Jobs of a bulk mostly share their options: the
 --   caller sends each distinct run of options once, and a job costs 4 arguments, not 17.
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
@@ -89,6 +89,9 @@ local function takeCounter()
   end
   return redis.call('HINCRBY', K.meta, 'id', 1)
 end
+local function takeGeneratedId()
+  return string.format('%d', (takeCounter() - 1) * idStep + idOffset + 1)
+end
 beginLaneBatch()
 local spec = { held = 0 }
 
@@ -101,12 +104,14 @@ for j = 0, n - 1 do
   if dd ~= '' then
     dedupSweep(now)
     holder = dedupHolder(dd, now)
-    if holder and rec.ddm ~= '' then holder, replaced = dedupModes(holder, rec, dd, now) end
+    if holder and rec.ddm ~= '' then
+      holder, replaced = dedupModes(holder, rec, dd, now, ARGV[b + 1], ARGV[b + 2], id, takeGeneratedId)
+    end
   end
   local par = rec.par
   local parentMissing = par and par.same == 1 and redis.call('EXISTS', K.jobBase .. par.pid) == 0
   if not holder and not parentMissing and id == '' then
-    id = string.format('%d', (takeCounter() - 1) * idStep + idOffset + 1)
+    id = takeGeneratedId()
   end
   local jk = K.jobBase .. id
   if holder then

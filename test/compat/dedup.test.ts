@@ -2,7 +2,7 @@
 // modes extend, replace and reschedule.
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeConnections, collect, sideBySide, type Lib } from './harness.js';
-import { sleep } from '../helpers.js';
+import { sleep, waitFor } from '../helpers.js';
 import type { Redis } from 'ioredis';
 
 afterAll(closeConnections);
@@ -103,5 +103,30 @@ describe('deduplication (side by side)', () => {
     }), 'cds');
     expect(r.echomq).toEqual(r.bullmq);
     expect(r.echomq).toEqual({ same: true, data: { v: 1 }, delay: 50 });
+  });
+
+  it('keepLastIfActive: duplicates while the holder is active leave one follower with the latest data', async () => {
+    const r = await sideBySide((lib, name, conn) => withEvents(lib, name, conn, async (q) => {
+      let release!: () => void;
+      const gate = new Promise<void>((res) => (release = res));
+      const ran: unknown[] = [];
+      const w = new lib.Worker(name, async (job) => {
+        ran.push(job.data);
+        if (ran.length === 1) await gate;
+        return 'ok';
+      }, { connection: conn });
+      const opts = { deduplication: { id: 'k', keepLastIfActive: true } };
+      const a = await q.add('a', { v: 1 }, opts);
+      await waitFor(() => ran.length === 1, 5000, 'holder active');
+      const b = await q.add('a', { v: 2 }, opts);
+      const c = await q.add('a', { v: 3 }, opts);
+      release();
+      await waitFor(() => ran.length === 2, 5000, 'follower ran');
+      await sleep(200);
+      await w.close();
+      return { dupsReturnHolder: b.id === a.id && c.id === a.id, ran, completed: (await q.getJobCounts('completed')).completed };
+    }), 'cdk');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq.ran).toEqual([{ v: 1 }, { v: 3 }]);
   });
 });
