@@ -222,7 +222,11 @@ describe('prefix with a hash tag', () => {
         const tree = await fp.add({ name: 'p', queueName: name, children: [{ name: 'c', queueName: name }] });
         await drainWith(lib, name, conn, 2, () => 'ok', prefix);
         const child = (await q.getJob(tree.children![0]!.job.id!))!;
-        const logical = { qn: q.qualifiedName.replace(name, '<q>'), key: q.toKey('wait').replace(name, '<q>'), state: await child.getState() };
+        const back = await fp.getFlow({ id: tree.job.id!, queueName: name });
+        const logical = {
+          qn: q.qualifiedName.replace(name, '<q>'), key: q.toKey('wait').replace(name, '<q>'), state: await child.getState(),
+          flowChildren: back?.children?.length, childValues: Object.values(await (await q.getJob(tree.job.id!))!.getChildrenValues()),
+        };
         let slots = 0;
         if (side === 'echomq') {
           const keys = await conn.keys(`${prefix}:{${name}}:*`);
