@@ -160,20 +160,24 @@ const EXCLUSIVE = ['removeDependencyOnFailure', 'failParentOnFailure', 'continue
 const POLICY_LETTER: Record<(typeof EXCLUSIVE)[number], FailurePolicy> = {
   removeDependencyOnFailure: 'd', failParentOnFailure: 'f', continueParentOnFailure: 'c', ignoreDependencyOnFailure: 'i',
 };
-const KEEP_KEYS = new Set(['age', 'count', 'limit']);
 const DEDUP_KEYS = new Set(['id', 'ttl', 'extend', 'replace', 'reschedule', 'keepLastIfActive']);
 
+/**
+ * Retention as [count, age ms]. count -1 is the default, keep all, which the hash does not store;
+ * an explicit `false` is -2, keep all too (every count < 0 keeps all in lib/retention.lua), but
+ * stored, so that job.opts shows `false` as given.
+ */
+export const KEEP_ALL_EXPLICIT = -2;
+
 function keep(field: string, value: unknown): [number, number] {
-  if (value === undefined || value === false) return [DEFAULT_KEEP_COUNT, 0];
+  if (value === undefined) return [DEFAULT_KEEP_COUNT, 0];
+  if (value === false) return [KEEP_ALL_EXPLICIT, 0];
   if (value === true) return [0, 0];
   if (typeof value === 'number') return [v.nonNegativeInt(field, value), 0];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     v.fail(field, 'true, false, a count or { age?, count?, limit? }', value);
   }
   const o = v.plainObject(field, value);
-  for (const k of Object.keys(o)) {
-    if (!KEEP_KEYS.has(k)) v.fail(`${field}.${k}`, 'one of the known fields (age, count, limit)', k);
-  }
   const count = o.count === undefined ? -1 : v.nonNegativeInt(`${field}.count`, o.count);
   const age = o.age === undefined ? 0 : v.nonNegativeInt(`${field}.age`, o.age) * 1000;
   if (o.limit !== undefined) v.positiveInt(`${field}.limit`, o.limit);
@@ -327,9 +331,7 @@ export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOpti
   let s: Record<string, unknown> | undefined;
   if (user) {
     for (const k in user) {
-      const x = (user as Record<string, unknown>)[k];
-      // `false` (keep all) is the default the hash does not store: kept here so job.opts shows it.
-      if (!OWN_FIELD.has(k) || (x === false && (k === 'removeOnComplete' || k === 'removeOnFail'))) (s ??= {})[k] = x;
+      if (!OWN_FIELD.has(k)) (s ??= {})[k] = (user as Record<string, unknown>)[k];
     }
   }
   if (telemetry && !user?.telemetry?.omitContext) (s ??= {}).telemetry = user?.telemetry ? { ...user.telemetry, ...telemetry } : telemetry;

@@ -377,9 +377,8 @@ describe('core lifecycle', () => {
         expect(j.opts.removeOnFail, JSON.stringify(opts)).toEqual(showFailed);
         expect(j.opts.attempts).toBe(3);
       }
-      // The opts JSON in the hash does not repeat them (but for false, which is the default
-      // keep-all the hash has no field for, kept so that job.opts shows it as given).
-      expect(await redis.hget(q.keys.jobBase + job.id, 'opts')).toBe(failed === false ? '{"removeOnFail":false,"attempts":3}' : '{"attempts":3}');
+      // The opts JSON in the hash does not repeat them.
+      expect(await redis.hget(q.keys.jobBase + job.id, 'opts')).toBe('{"attempts":3}');
     }
   });
 
