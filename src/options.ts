@@ -82,7 +82,7 @@ export interface JobOptions {
 export interface DeduplicationOptions {
   /** Deduplication id: any non-empty string up to 1024 characters. */
   id: string;
-  /** Throttle window in ms (a positive integer). Absent: held while the job is live. */
+  /** Throttle window in ms. Absent or 0: held while the job is live. */
   ttl?: number;
   /** With ttl: every duplicate add starts the window again (BullMQ's `extend`). */
   extend?: boolean;
@@ -197,7 +197,8 @@ function deduplication(value: unknown, field: string): NormalizedDedup {
     v.failAs('Deduplication id must be provided', `${field}.id`, 'a non-empty string of at most 1024 characters', o.id);
   }
   const id = v.nonEmptyString(`${field}.id`, o.id);
-  const ttl = o.ttl === undefined ? 0 : v.positiveInt(`${field}.ttl`, o.ttl);
+  // ttl 0 is the simple mode, as in BullMQ (it only throttles with ttl > 0).
+  const ttl = o.ttl === undefined ? 0 : v.integerIn(`${field}.ttl`, o.ttl, 0, Number.MAX_SAFE_INTEGER, 'a non-negative integer (ms; 0 = held while the job is live)');
   let mode = '';
   if (optionalBool(`${field}.extend`, o.extend)) mode += 'e';
   if (optionalBool(`${field}.replace`, o.replace)) mode += 'r';

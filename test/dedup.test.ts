@@ -160,8 +160,9 @@ describe('deduplication', () => {
       [{}, 'deduplication.id must be a non-empty string of at most 1024 characters, got undefined'],
       [{ id: '' }, 'deduplication.id must be a non-empty string'],
       [{ id: 5 }, 'deduplication.id must be a non-empty string'],
-      [{ id: 'x', ttl: 0 }, 'deduplication.ttl must be a positive integer, got 0'],
-      [{ id: 'x', ttl: 1.5 }, 'deduplication.ttl must be a positive integer, got 1.5'],
+      // (ttl 0 is accepted: the simple mode, as in BullMQ)
+      [{ id: 'x', ttl: -1 }, 'deduplication.ttl must be a non-negative integer (ms; 0 = held while the job is live), got -1'],
+      [{ id: 'x', ttl: 1.5 }, 'deduplication.ttl must be a non-negative integer (ms; 0 = held while the job is live), got 1.5'],
       [{ id: 'x', mode: 'extend' }, 'deduplication.mode must be one of the known fields (id, ttl, extend, replace, reschedule, keepLastIfActive)'],
       [{ id: 'x', extend: 'yes' }, 'deduplication.extend must be a boolean'],
       ['x', 'deduplication must be an object, got "x"'],

@@ -40,6 +40,15 @@ describe('deduplication (side by side)', () => {
     expect(r.echomq.event).toEqual({ jobId: true, deduplicationId: 'k', deduplicatedJobId: 'second' });
   });
 
+  it('ttl 0 is the simple mode', async () => {
+    const r = await sideBySide((lib, name, conn) => withEvents(lib, name, conn, async (q) => {
+      const a = await q.add('a', {}, { deduplication: { id: 'z', ttl: 0 } });
+      const b = await q.add('a', {}, { deduplication: { id: 'z', ttl: 0 } });
+      return { same: a.id === b.id, counts: await q.getJobCounts('waiting') };
+    }), 'cdz');
+    expect(r.echomq).toEqual(r.bullmq);
+  });
+
   it('extend: every duplicate starts the throttle window again', async () => {
     const r = await sideBySide((lib, name, conn) => withEvents(lib, name, conn, async (q) => {
       const opts = (extend: boolean) => ({ deduplication: { id: 'e', ttl: 600, extend } });
