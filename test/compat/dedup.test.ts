@@ -51,15 +51,16 @@ describe('deduplication (side by side)', () => {
 
   it('extend: every duplicate starts the throttle window again', async () => {
     const r = await sideBySide((lib, name, conn) => withEvents(lib, name, conn, async (q) => {
-      const opts = (extend: boolean) => ({ deduplication: { id: 'e', ttl: 600, extend } });
+      const opts = (extend: boolean) => ({ deduplication: { id: 'e', ttl: 1500, extend } });
       const plainName = `${name}-plain`;
       const plain = new lib.Queue(plainName, { connection: conn });
       const a = await q.add('a', {}, opts(true));
       const p = await plain.add('a', {}, opts(false));
-      await sleep(400);
-      await q.add('a', {}, opts(true)); // window now ends ~1000 ms after the first add
-      await plain.add('a', {}, opts(false)); // window still ends ~600 ms after the first add
-      await sleep(400);
+      // Margins of 500 ms either way for a loaded machine.
+      await sleep(1000);
+      await q.add('a', {}, opts(true)); // window now ends ~2500 ms after the first add
+      await plain.add('a', {}, opts(false)); // window still ends ~1500 ms after the first add
+      await sleep(1000);
       const extended = (await q.add('a', {}, opts(true))).id === a.id;
       const notExtended = (await plain.add('a', {}, opts(false))).id !== p.id;
       await plain.close();
