@@ -1,13 +1,14 @@
 /** echomq: a fair, exact-priority job queue for Node.js on Redis. */
 export { Queue, type QueueOptions, type BulkJob, type CleanState } from './queue.js';
 export { Worker, type WorkerOptions, type Processor } from './worker.js';
-export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode } from './flow-producer.js';
+export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode, type FlowOpts } from './flow-producer.js';
 export { type Dependencies } from './flows.js';
 export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './schedulers.js';
 export { Job, type JobState, type JobContext } from './job.js';
 export { LaneControls } from './lanes.js';
 export { type LaneInfo, type JobCounts, type JobStateName, JOB_STATES } from './inspect.js';
 export { type JobOptions, type KeepJobs, type DeduplicationOptions, DEFAULT_LANE, DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_MAX_PAYLOAD } from './options.js';
+export { type ParentOptions, type RepeatStrategy, type QueueCompatOptions } from './options.js';
 export { type BackoffOptions, type BackoffStrategy, backoffDelay } from './backoff.js';
 export {
   EchoError,
