@@ -110,8 +110,12 @@ end
 -- Registers job key childKey as a pending dependency of parent pid (in this queue; needs
 -- K.depsBase): a job added with BullMQ's `parent` option counts like a flow child. A key the
 -- deps hash already holds (pending, or an outcome that arrived first) is left alone.
+-- (HEXISTS + HSET rather than HSETNX: the documented least-privilege ACL, docs/reliability.md,
+-- allows those.)
 local function addDependency(pid, childKey)
-  if redis.call('HSETNX', K.depsBase .. pid, childKey, 'p') == 1 then
+  local dk = K.depsBase .. pid
+  if redis.call('HEXISTS', dk, childKey) == 0 then
+    redis.call('HSET', dk, childKey, 'p')
     redis.call('HINCRBY', K.jobBase .. pid, 'pend', 1)
   end
 end
