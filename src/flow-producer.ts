@@ -17,21 +17,24 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
-import { ClosedError, InvalidStateError } from './errors.js';
+import { ClosedError, InvalidStateError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
 import { DEFAULT_PREFIX, jobKey, queueKeys, unescapeQueueName, type QueueKeys } from './keys.js';
-import { DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions } from './options.js';
-import { readDependencies } from './flows.js';
+import {
+  checkSizeLimit, DEFAULT_KEEP_COUNT, DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
+} from './options.js';
+import { missingParentError, parentArgs, readDependencies, type ParentArgs } from './flows.js';
 import { lifecycleScripts, type FlowNodeArgs } from './scripts/lifecycle.js';
+import { scripts, type AddJobArgs } from './scripts/index.js';
 import * as v from './validate.js';
 
-/** Job options in a flow: the usual ones (but deduplication) plus the child failure policies. */
-export interface FlowJobOptions extends Omit<JobOptions, 'deduplication'> {
-  /** When this child fails for good, its parent fails at once (and so on up the tree, where set). */
-  failParentOnFailure?: boolean;
-  /** When this child fails for good, its parent counts it as done (its reason is kept as ignored). */
-  ignoreDependencyOnFailure?: boolean;
-}
+/**
+ * Job options in a flow: the usual ones, with BullMQ's rules — `deduplication` only on a flow
+ * that is a single job (no children, no parent), `parent` only on a root (it attaches the
+ * flow to an existing job). The failure policies (failParentOnFailure, continueParentOnFailure,
+ * ignoreDependencyOnFailure, removeDependencyOnFailure) are in JobOptions.
+ */
+export type FlowJobOptions = JobOptions;
 
 export interface FlowJob<D = any> {
   name: string;
@@ -44,12 +47,17 @@ export interface FlowJob<D = any> {
   children?: FlowJob[];
 }
 
+/** BullMQ's FlowOpts: per queue name, Queue options whose defaultJobOptions apply to that queue's nodes. */
+export interface FlowOpts {
+  queuesOptions?: Record<string, { defaultJobOptions?: JobOptions; [k: string]: unknown }>;
+}
+
 export interface JobNode {
   job: Job;
   children?: JobNode[];
 }
 
-export interface FlowProducerOptions {
+export interface FlowProducerOptions extends Pick<QueueCompatOptions, 'blockingConnection' | 'skipVersionCheck' | 'skipWaitingForReady' | 'telemetry'> {
   /** Redis URL, ioredis options, or an ioredis client (used as is, not closed by echomq). */
   connection?: ConnectionInput;
   /** Key prefix. Default 'emq'. */
@@ -68,8 +76,12 @@ interface Prepared {
   keys: QueueKeys;
   key: string;
   parent?: Prepared;
+  /** A root's parent outside the flow (BullMQ's `parent` option on the root). */
+  external?: ParentArgs;
   children: Prepared[];
   field: string;
+  /** A single-job flow with deduplication: added through add.lua, which deduplicates. */
+  dedup?: AddJobArgs;
 }
 
 const FLOW_NODE_KEYS = new Set(['name', 'queueName', 'data', 'prefix', 'opts', 'children']);
@@ -88,41 +100,92 @@ export class FlowProducer extends EventEmitter {
     this.maxPayloadBytes = opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes);
     this.opts = opts;
     this.conn = openConnection(opts.connection);
+    // BullMQ's FlowProducer events: 'error' for connection errors, 'ioredis:close'.
+    if (this.conn.owned) {
+      this.conn.client.on('error', (err: Error) => {
+        if (this.listenerCount('error') > 0) this.emit('error', err);
+      });
+    }
+    this.conn.client.on('close', () => this.emit('ioredis:close'));
   }
 
   get client() {
     return this.conn.client;
   }
 
+  /** BullMQ's logical key of a queue structure: `<prefix>:<queue name>:<type>` (a name, not a Redis key). */
+  toKey(name: string, type: string): string {
+    return `${this.prefix}:${name}:${type}`;
+  }
+
+  /** Resolves once the connection is ready. */
+  async waitUntilReady(): Promise<void> {
+    if (this.closed) throw new ClosedError('FlowProducer');
+    await this.conn.client.ping();
+  }
+
   private ctxFor(keys: QueueKeys): JobContext {
     return { client: this.conn.client, keys, maxPayloadBytes: this.maxPayloadBytes, keepLogs: 0 };
   }
 
-  /** Adds one tree. Validates every node before writing anything. */
-  async add(flow: FlowJob): Promise<JobNode> {
-    const [node] = await this.addBulk([flow]);
+  /**
+   * Adds one tree. Validates every node before writing anything. `opts.queuesOptions`: per
+   * queue name, defaultJobOptions for that queue's nodes (BullMQ's FlowOpts).
+   */
+  async add(flow: FlowJob, opts?: FlowOpts): Promise<JobNode> {
+    const [node] = await this.addTrees([flow], 'flow', opts);
     return node;
   }
 
   /** Adds several trees (each validated before any is written). */
   async addBulk(flows: readonly FlowJob[]): Promise<JobNode[]> {
-    if (this.closed) throw new ClosedError('FlowProducer');
     if (!Array.isArray(flows)) v.fail('flows', 'an array of flow jobs', flows);
+    return this.addTrees(flows, undefined, undefined);
+  }
+
+  private async addTrees(flows: readonly FlowJob[], field: string | undefined, opts: FlowOpts | undefined): Promise<JobNode[]> {
+    if (this.closed) throw new ClosedError('FlowProducer');
+    const defaults = opts === undefined ? undefined : this.queueDefaults(opts);
     const seen = new Set<string>();
-    const roots = flows.map((f, i) => this.prepare(f, flows.length === 1 ? 'flow' : `flows[${i}]`, undefined, 1, seen));
+    const roots = flows.map((f, i) => this.prepare(f, field ?? `flows[${i}]`, undefined, 1, seen, defaults));
     const order: Prepared[] = [];
     for (const r of roots) {
+      if (r.dedup) continue;
       const queue: Prepared[] = [r];
       for (let i = 0; i < queue.length; i++) {
         order.push(queue[i]);
         queue.push(...queue[i].children);
       }
     }
-    await this.write(order);
-    return roots.map((r) => this.toNode(r));
+    await this.checkExternalParents(roots);
+    // Parents before children: a root's parent in another queue counts it before it exists.
+    const registered = await this.registerExternal(roots);
+    try {
+      if (order.length > 0) await this.write(order);
+    } catch (err) {
+      await this.unregisterExternal(registered);
+      throw err;
+    }
+    return Promise.all(roots.map((r) => (r.dedup ? this.addDeduplicated(r) : this.toNode(r))));
   }
 
-  private prepare(node: unknown, field: string, parent: Prepared | undefined, depth: number, seen: Set<string>): Prepared {
+  private queueDefaults(opts: FlowOpts): Map<string, JobOptions> {
+    const o = v.plainObject('opts', opts);
+    const out = new Map<string, JobOptions>();
+    if (o.queuesOptions === undefined) return out;
+    const qo = v.plainObject('opts.queuesOptions', o.queuesOptions);
+    for (const [name, q] of Object.entries(qo)) {
+      const d = v.plainObject(`opts.queuesOptions.${name}`, q).defaultJobOptions;
+      if (d === undefined) continue;
+      normalizeJobOptions(d, `opts.queuesOptions.${name}.defaultJobOptions`);
+      out.set(name, d as JobOptions);
+    }
+    return out;
+  }
+
+  private prepare(
+    node: unknown, field: string, parent: Prepared | undefined, depth: number, seen: Set<string>, defaults: Map<string, JobOptions> | undefined,
+  ): Prepared {
     if (depth > MAX_FLOW_DEPTH) v.fail(field, `a flow at most ${MAX_FLOW_DEPTH} levels deep`, node);
     if (seen.size >= MAX_FLOW_JOBS) v.fail(field, `part of a flow of at most ${MAX_FLOW_JOBS} jobs`, node);
     const o = v.plainObject(field, node);
@@ -132,34 +195,101 @@ export class FlowProducer extends EventEmitter {
     const name = v.string(`${field}.name`, o.name);
     const queueName = v.queueName(o.queueName, `${field}.queueName`);
     const prefix = o.prefix === undefined ? this.prefix : v.prefix(o.prefix);
-    const userOpts = o.opts === undefined ? {} : { ...v.plainObject(`${field}.opts`, o.opts) };
-    const fpof = userOpts.failParentOnFailure === undefined ? false : v.boolean(`${field}.opts.failParentOnFailure`, userOpts.failParentOnFailure);
-    const idof = userOpts.ignoreDependencyOnFailure === undefined ? false : v.boolean(`${field}.opts.ignoreDependencyOnFailure`, userOpts.ignoreDependencyOnFailure);
-    if (fpof && idof) v.fail(`${field}.opts`, 'at most one of failParentOnFailure and ignoreDependencyOnFailure', userOpts);
-    if (userOpts.deduplication !== undefined) v.fail(`${field}.opts.deduplication`, 'absent (flow jobs are not deduplicated)', userOpts.deduplication);
-    const plain: Record<string, unknown> = { ...userOpts };
-    delete plain.failParentOnFailure;
-    delete plain.ignoreDependencyOnFailure;
-    const n = normalizeJobOptions(plain, `${field}.opts`);
+    const given = o.opts === undefined ? {} : v.plainObject(`${field}.opts`, o.opts);
+    const dflt = defaults?.get(queueName);
+    const userOpts: Record<string, unknown> = dflt ? { ...dflt, ...given } : { ...given };
+    const hasChildren = Array.isArray(o.children) && o.children.length > 0;
+    if (userOpts.deduplication !== undefined && hasChildren) {
+      v.failAs('Deduplication options cannot be used on flow nodes with children', `${field}.opts.deduplication`, 'absent on a job with children', userOpts.deduplication);
+    }
+    if (parent && userOpts.parent !== undefined) v.fail(`${field}.opts.parent`, 'absent below the root (the tree sets it)', userOpts.parent);
+    if (parent && userOpts.deduplication !== undefined) {
+      v.failAs('Deduplication and parent options cannot be used together', `${field}.opts.deduplication`, 'absent on a job with a parent', userOpts.deduplication);
+    }
+    let n;
+    try {
+      n = normalizeJobOptions(userOpts, `${field}.opts`);
+    } catch (e) {
+      // Option checks name the bare option ('priority'); in a flow, say which node it was.
+      if (e instanceof ValidationError && !e.field.startsWith(field)) throw v.renamed(e, `${field}.opts.${e.field}`);
+      throw e;
+    }
     const id = n.jobId ?? randomUUID();
     const keys = queueKeys(queueName, prefix);
     const key = jobKey(keys, id);
     if (seen.has(key)) v.fail(`${field}.opts.jobId`, 'an id used once in the flow (per queue)', id);
     seen.add(key);
     const data = v.encodeJson(`${field}.data`, o.data === undefined ? {} : o.data, this.maxPayloadBytes);
+    if (n.sizeLimit !== undefined) checkSizeLimit(n, name, data, `${field}.data`);
     const args: FlowNodeArgs = {
       id, name, data, opts: storedOptions(userOpts as JobOptions, n), priority: n.priority, lane: n.lane, delay: n.delay,
       lifo: n.lifo, keepCompleted: n.keepCompleted, keepFailed: n.keepFailed,
-      policy: fpof ? 'f' : idof ? 'i' : '', children: [],
+      policy: n.policy, children: [], timestamp: n.timestamp,
     };
-    if (parent) args.parent = { id: parent.args.id, key: parent.key, queue: parent.keys.queue, prefix: parent.keys.prefix };
     const p: Prepared = { args, keys, key, parent, children: [], field };
+    if (parent) {
+      args.parent = { id: parent.args.id, key: parent.key, queue: parent.keys.queue, prefix: parent.keys.prefix };
+    } else if (n.parent) {
+      const ext = parentArgs(n.parent, keys, n.policy);
+      p.external = ext;
+      args.parent = { id: ext.id, key: ext.key, queue: ext.queue, prefix: ext.prefix, register: ext.same };
+    }
+    if (n.deduplication && !parent && !hasChildren) {
+      p.dedup = {
+        id: n.jobId ?? '', name, data, opts: args.opts, priority: n.priority, lane: n.lane, delay: n.delay, lifo: n.lifo,
+        keepCompleted: n.keepCompleted, keepFailed: n.keepFailed, dedupId: n.deduplication.id, dedupTtl: n.deduplication.ttl,
+        dedupMode: n.deduplication.mode || undefined, timestamp: n.timestamp,
+      };
+    }
     if (o.children !== undefined) {
       if (!Array.isArray(o.children)) v.fail(`${field}.children`, 'an array of flow jobs', o.children);
-      o.children.forEach((c, i) => p.children.push(this.prepare(c, `${field}.children[${i}]`, p, depth + 1, seen)));
+      o.children.forEach((c, i) => p.children.push(this.prepare(c, `${field}.children[${i}]`, p, depth + 1, seen, defaults)));
       args.children = p.children.map((c) => c.key);
     }
     return p;
+  }
+
+  /** A root attached to an existing job of another queue: that job must exist (BullMQ's error otherwise). */
+  private async checkExternalParents(roots: Prepared[]): Promise<void> {
+    for (const r of roots) {
+      const ext = r.external;
+      if (ext && !ext.same && (await this.conn.client.exists(ext.key)) === 0) throw missingParentError(ext);
+    }
+  }
+
+  /** Registers roots with an external parent in another queue as its pending dependencies. */
+  private async registerExternal(roots: Prepared[]): Promise<Prepared[]> {
+    const done: Prepared[] = [];
+    for (const r of roots) {
+      const ext = r.external;
+      if (!ext || ext.same || r.dedup) continue;
+      const res = await lifecycleScripts.addDependency({ client: this.conn.client, keys: queueKeys(ext.queue, ext.prefix) }, { parentId: ext.id, childKey: r.key });
+      if (res === -1) {
+        await this.unregisterExternal(done);
+        throw missingParentError(ext);
+      }
+      if (res === 1) done.push(r);
+    }
+    return done;
+  }
+
+  /** Takes back registrations of roots that were not written after all. */
+  private async unregisterExternal(roots: Prepared[]): Promise<void> {
+    for (const r of roots) {
+      const ext = r.external!;
+      await lifecycleScripts.resolveChild({ client: this.conn.client, keys: queueKeys(ext.queue, ext.prefix) }, { parentId: ext.id, childKey: r.key, kind: 'd', value: '' });
+    }
+  }
+
+  /** A single-job flow with deduplication, added like Queue.add adds it. */
+  private async addDeduplicated(r: Prepared): Promise<JobNode> {
+    const ctx = this.ctxFor(r.keys);
+    const [reply] = await scripts.add(ctx, [r.dedup!]);
+    if (reply.error) throw reply.error;
+    const job = reply.created ? undefined : await Job.fromId(ctx, reply.id);
+    if (job) return { job };
+    r.args.id = reply.id;
+    return this.toNode(r);
   }
 
   /**
@@ -188,6 +318,7 @@ export class FlowProducer extends EventEmitter {
         }
       }
       const r = await lifecycleScripts.addFlow({ client, keys: batch[0].keys }, batch.map((p) => p.args));
+      if (!r.ok && r.missingParent) throw missingParentError(batch.find((p) => p.args.id === r.existingId)!.external!);
       if (!r.ok) throw new InvalidStateError(r.existingId, 'FlowProducer.add', 'already exists; a flow adds only new jobs');
       for (const p of batch) written.add(p);
       remaining = remaining.filter((p) => !inBatch.has(p));
@@ -198,34 +329,44 @@ export class FlowProducer extends EventEmitter {
     const a = p.args;
     const h: Record<string, string> = {
       name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
-      att: '0', made: '0', ts: String(Date.now()), st: a.children.length > 0 ? 'h' : a.delay > 0 ? 'd' : 'w',
+      att: '0', made: '0', ts: String(a.timestamp ?? Date.now()), st: a.children.length > 0 ? 'h' : a.delay > 0 ? 'd' : 'w',
     };
     if (a.parent) Object.assign(h, { pid: a.parent.id, pk: a.parent.key, pq: a.parent.queue, ppx: a.parent.prefix });
     if (a.policy) h.pol = a.policy;
+    if (a.keepCompleted[0] !== DEFAULT_KEEP_COUNT) h.kc = String(a.keepCompleted[0]);
+    if (a.keepCompleted[1] > 0) h.ka = String(a.keepCompleted[1]);
+    if (a.keepFailed[0] !== DEFAULT_KEEP_COUNT) h.kfc = String(a.keepFailed[0]);
+    if (a.keepFailed[1] > 0) h.kfa = String(a.keepFailed[1]);
     const job = Job.fromHash(this.ctxFor(p.keys), a.id, h);
     return p.children.length > 0 ? { job, children: p.children.map((c) => this.toNode(c)) } : { job };
   }
 
   /**
-   * Reads a flow back from Redis: the job and, up to `depth` levels down, its children (at most
-   * `maxChildren` per parent). Children whose jobs are gone (retention) are left out.
+   * Reads a flow back from Redis, as BullMQ's getFlow: the job and its children down to `depth`
+   * levels counting the root (default 10; depth 1 = the root alone), at most `maxChildren` per
+   * parent (default 20). Children whose jobs are gone (retention) are left out; undefined when
+   * the root does not exist.
    */
   async getFlow(opts: { id: string; queueName: string; prefix?: string; depth?: number; maxChildren?: number }): Promise<JobNode | undefined> {
     v.plainObject('opts', opts);
     const id = v.existingJobId(opts.id, 'id');
     const queueName = v.queueName(opts.queueName, 'queueName');
     const prefix = opts.prefix === undefined ? this.prefix : v.prefix(opts.prefix);
-    const depth = opts.depth === undefined ? 10 : v.integerIn('depth', opts.depth, 0, MAX_FLOW_DEPTH);
-    const maxChildren = opts.maxChildren === undefined ? 1000 : v.positiveInt('maxChildren', opts.maxChildren);
+    const depth = opts.depth === undefined ? 10 : v.integerIn('depth', opts.depth, 0, MAX_FLOW_DEPTH + 1);
+    const maxChildren = opts.maxChildren === undefined ? 20 : v.positiveInt('maxChildren', opts.maxChildren);
     return this.readNode(queueKeys(queueName, prefix), id, depth, maxChildren);
   }
 
   private async readNode(keys: QueueKeys, id: string, depth: number, maxChildren: number): Promise<JobNode | undefined> {
     const job = await Job.load(this.ctxFor(keys), id);
     if (!job) return undefined;
-    if (depth === 0) return { job };
+    if (depth <= 1) return { job };
     const d = await readDependencies(this.conn.client, keys, id);
-    const childKeys = [...Object.keys(d.processed), ...d.unprocessed, ...Object.keys(d.ignored), ...Object.keys(d.failed)].slice(0, maxChildren);
+    // BullMQ's order and cap: processed, unprocessed, failed, ignored, each up to maxChildren.
+    const childKeys = [
+      ...Object.keys(d.processed).slice(0, maxChildren), ...d.unprocessed.slice(0, maxChildren),
+      ...Object.keys(d.failed).slice(0, maxChildren), ...Object.keys(d.ignored).slice(0, maxChildren),
+    ];
     const children: JobNode[] = [];
     for (const ck of childKeys) {
       const parsed = parseJobKey(ck);
@@ -234,6 +375,12 @@ export class FlowProducer extends EventEmitter {
       if (child) children.push(child);
     }
     return children.length > 0 ? { job, children } : { job };
+  }
+
+  /** Closes the connection at once without waiting for pending replies. */
+  async disconnect(): Promise<void> {
+    this.closed = true;
+    await closeConnection(this.conn, true);
   }
 
   /** Closes the connection if this producer opened it. Idempotent. */
@@ -246,15 +393,19 @@ export class FlowProducer extends EventEmitter {
 
 /**
  * Splits a job key `<prefix>:{<escaped queue>}:job:<id>` into its parts (the inverse of
- * keys.jobKey; prefixes and escaped queue names hold no braces, so the split is unambiguous).
+ * keys.jobKey). The escaped queue name holds no braces; a prefix may (`'{bull}'`), so each
+ * `:{` from the left is tried and the first split that rebuilds the key's job base wins.
  */
 export function parseJobKey(key: string): { prefix: string; queue: string; id: string } | undefined {
-  const open = key.indexOf(':{');
-  const close = key.indexOf('}:', open + 2);
-  if (open < 0 || close < 0) return undefined;
-  const prefix = key.slice(0, open);
-  const queue = unescapeQueueName(key.slice(open + 2, close));
-  const keys = queueKeys(queue, prefix);
-  if (!key.startsWith(keys.jobBase)) return undefined;
-  return { prefix, queue, id: key.slice(keys.jobBase.length) };
+  for (let open = key.indexOf(':{'); open >= 0; open = key.indexOf(':{', open + 1)) {
+    const close = key.indexOf('}:', open + 2);
+    if (close < 0) return undefined;
+    const escaped = key.slice(open + 2, close);
+    if (/[{}]/.test(escaped)) continue;
+    const prefix = key.slice(0, open);
+    const queue = unescapeQueueName(escaped);
+    const keys = queueKeys(queue, prefix);
+    if (key.startsWith(keys.jobBase)) return { prefix, queue, id: key.slice(keys.jobBase.length) };
+  }
+  return undefined;
 }

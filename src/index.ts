@@ -4,7 +4,7 @@ export { type QueueListener, type ObliterateOpts, type JobProgress } from './que
 export { Worker, type WorkerOptions, type Processor } from './worker.js';
 export { ProcessorFileError, type SandboxedOptions } from './sandbox/index.js';
 export { type WorkerListener, type GetNextJobOptions } from './worker-options.js';
-export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode } from './flow-producer.js';
+export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode, type FlowOpts } from './flow-producer.js';
 export { type Dependencies } from './flows.js';
 export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './schedulers.js';
 export { Job, type JobState, type JobContext } from './job.js';
@@ -17,6 +17,7 @@ export { type QueueMeta, type DependencyItem } from './queue-getters.js';
 export { type Metrics } from './queue-metrics.js';
 export { type ClientInfo } from './workers-list.js';
 export { type JobOptions, type KeepJobs, type DeduplicationOptions, DEFAULT_LANE, DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_MAX_PAYLOAD } from './options.js';
+export { type ParentOptions, type RepeatStrategy, type QueueCompatOptions } from './options.js';
 export { type BackoffOptions, type BackoffStrategy, backoffDelay } from './backoff.js';
 export {
   EchoError,

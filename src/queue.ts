@@ -11,9 +11,10 @@ import { queueKeys, type QueueKeys } from './keys.js';
 import { LaneControls } from './lanes.js';
 import { getJobs, loadJobs } from './inspect.js';
 import {
-  DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions,
+  DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, normalizeQueueOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from './options.js';
 import { scripts, type AddJobArgs } from './scripts/index.js';
+import { parentArgs } from './flows.js';
 import * as v from './validate.js';
 import { startProducerSpan, type TraceCarrier } from './tracing.js';
 import * as schedulers from './schedulers.js';
@@ -29,7 +30,7 @@ export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listene
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
 const RATE_BLOCK = 2 ** 50;
 
-export interface QueueOptions {
+export interface QueueOptions extends QueueCompatOptions {
   /** Redis URL, ioredis options, or an ioredis client (used as is, not closed by echomq). */
   connection?: ConnectionInput;
   /** Key prefix. Default 'emq'. */
@@ -152,18 +153,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       if (!shardedQueueFactory.create) throw new Error('sharded queues need src/sharded.js loaded (import from the package index)');
       return shardedQueueFactory.create(name, opts) as Queue<DataType, ReturnType, NameType>;
     }
-    const prefix = opts.prefix === undefined ? undefined : v.prefix(opts.prefix);
-    if (opts.defaultJobOptions !== undefined) normalizeJobOptions(opts.defaultJobOptions, 'defaultJobOptions');
-    const maxPayloadBytes = opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes);
-    const keepLogs = opts.keepLogs === undefined ? 0 : v.nonNegativeInt('keepLogs', opts.keepLogs);
-    let evmax: number | undefined;
-    if (opts.streams !== undefined) {
-      const ev = v.plainObject('streams', opts.streams).events;
-      if (ev !== undefined) {
-        const max = v.plainObject('streams.events', ev).maxLen;
-        if (max !== undefined) evmax = v.nonNegativeInt('streams.events.maxLen', max);
-      }
-    }
+    // Every BullMQ QueueOptions member is accepted (options.ts documents the no-ops).
+    const { prefix, maxPayloadBytes, keepLogs, evmax } = normalizeQueueOptions(opts as Record<string, unknown>);
     this.name = name;
     this.opts = opts;
     this.keys = queueKeys(name, prefix);
@@ -192,10 +183,12 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     v.string(`${field}name`, name);
     const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
     const n = normalizeJobOptions(merged, `${field}opts`);
-    return {
+    const json = v.encodeJson(`${field}data`, data, this.ctx.maxPayloadBytes);
+    if (n.sizeLimit !== undefined) checkSizeLimit(n, name as string, json, `${field}data`);
+    const args: AddJobArgs = {
       id: n.jobId ?? '',
       name: name as string,
-      data: v.encodeJson(`${field}data`, data, this.ctx.maxPayloadBytes),
+      data: json,
       opts: storedOptions(merged, n, telemetry),
       priority: n.priority,
       lane: n.lane,
@@ -206,6 +199,10 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       dedupId: n.deduplication?.id,
       dedupTtl: n.deduplication?.ttl,
     };
+    if (n.deduplication?.mode) args.dedupMode = n.deduplication.mode;
+    if (n.timestamp !== undefined) args.timestamp = n.timestamp;
+    if (n.parent) args.parent = parentArgs(n.parent, this.keys, n.policy);
+    return args;
   }
 
   /**
@@ -253,7 +250,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
           const replies = await scripts.add(this.ctx, chunk.map((p) => p.args));
           replies.forEach((r, k) => {
             const { args, resolve, reject } = chunk[k];
-            if (r.created) resolve(this.snapshot(r.id, args));
+            if (r.error) reject(r.error);
+            else if (r.created) resolve(this.snapshot(r.id, args));
             // Not created: an existing jobId, or deduplicated (a throttle holder may be gone).
             else this.getJob(r.id).then((j) => resolve(j ?? this.snapshot(r.id, args)), reject);
           });
@@ -288,7 +286,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
         return this.prepare(j.name, j.data, j.opts, `jobs[${i}].`, telemetry);
       } catch (e) {
         // Option checks name the bare option ('priority'); in a bulk, say which job it was.
-        if (e instanceof ValidationError && !e.field.startsWith('jobs[')) throw new ValidationError(`jobs[${i}].opts.${e.field}`, e.expected, e.got);
+        if (e instanceof ValidationError && !e.field.startsWith('jobs[')) throw v.renamed(e, `jobs[${i}].opts.${e.field}`);
         throw e;
       }
     });
@@ -299,6 +297,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
     const built = await Promise.all(batches.map(async (batch) => {
       const replies = await scripts.add(this.ctx, batch);
+      const failed = replies.find((r) => r.error);
+      if (failed) throw failed.error;
       const existing = replies.filter((r) => !r.created).map((r) => r.id);
       const loaded = existing.length === 0 ? undefined : new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
       return replies.map((r, k) => (r.created ? this.snapshot(r.id, batch[k]!) : loaded?.get(r.id) ?? this.snapshot(r.id, batch[k]!)) as Job<DataType, ReturnType, NameType>);
@@ -310,16 +310,18 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   private snapshot(id: string, a: AddJobArgs): Job<DataType, ReturnType, NameType> {
     const h: Record<string, string> = {
       name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
-      att: '0', made: '0', ts: String(Date.now()), st: a.delay > 0 ? 'd' : 'w',
+      att: '0', made: '0', ts: String(a.timestamp ?? Date.now()), st: a.delay > 0 ? 'd' : 'w',
     };
     if (a.lifo) h.lifo = '1';
     // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
     const [kc, ka] = a.keepCompleted;
     const [kfc, kfa] = a.keepFailed;
-    if (kc !== DEFAULT_KEEP_COMPLETED.count) h.kc = String(kc);
+    if (kc !== DEFAULT_KEEP_COUNT) h.kc = String(kc);
     if (ka > 0) h.ka = String(ka);
-    if (kfc !== DEFAULT_KEEP_FAILED.count) h.kfc = String(kfc);
+    if (kfc !== DEFAULT_KEEP_COUNT) h.kfc = String(kfc);
     if (kfa > 0) h.kfa = String(kfa);
+    const p = a.parent;
+    if (p) Object.assign(h, { pid: p.id, pk: p.key, pq: p.queue, ppx: p.prefix }, p.policy ? { pol: p.policy } : {});
     return Job.fromHash(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
   }
 
@@ -552,7 +554,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     template?: schedulers.JobSchedulerTemplate<DataType>,
   ): Promise<Job<DataType, ReturnType, NameType> | undefined> {
     this.open();
-    return (await schedulers.upsertJobScheduler(this.ctx, this.opts.defaultJobOptions, id, repeat, template)) as
+    return (await schedulers.upsertJobScheduler(this.ctx, this.opts.defaultJobOptions, id, repeat, template, this.opts.settings?.repeatStrategy)) as
       Job<DataType, ReturnType, NameType> | undefined;
   }
 

@@ -37,6 +37,20 @@ export function fail(field: string, expected: string, value: unknown): never {
   throw new ValidationError(field, expected, describe(value));
 }
 
+/**
+ * A ValidationError where BullMQ throws too: the message begins with BullMQ's text (which
+ * programs match), then echomq's detail (DESIGN §11).
+ */
+export function bullError(bullText: string, field: string, expected: string, got: string): ValidationError {
+  const e = new ValidationError(field, expected, got);
+  e.message = `${bullText}: ${e.message}`;
+  return e;
+}
+
+export function failAs(bullText: string, field: string, expected: string, value: unknown): never {
+  throw bullError(bullText, field, expected, describe(value));
+}
+
 export function integerIn(field: string, value: unknown, min: number, max: number, expected?: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `${min}…${max}`;
@@ -45,8 +59,16 @@ export function integerIn(field: string, value: unknown, min: number, max: numbe
   return value;
 }
 
-export const priority = (value: unknown, field = 'priority'): number =>
-  integerIn(field, value, 0, MAX_PRIORITY, `an integer 0…${MAX_PRIORITY}`);
+/** BullMQ refuses a float priority and one above the limit with these texts. */
+export function priority(value: unknown, field = 'priority'): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_PRIORITY) {
+    const bull = typeof value === 'number' && Number.isFinite(value) && Math.trunc(value) !== value
+      ? 'Priority should not be float'
+      : `Priority should be between 0 and ${MAX_PRIORITY}`;
+    failAs(bull, field, `an integer 0…${MAX_PRIORITY}`, value);
+  }
+  return value;
+}
 
 export const nonNegativeInt = (field: string, value: unknown): number =>
   integerIn(field, value, 0, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
@@ -86,10 +108,19 @@ export function plainObject(field: string, value: unknown): Record<string, unkno
   return value as Record<string, unknown>;
 }
 
-/** Custom job ids may not look like integers: those are reserved for generated ids. */
+/**
+ * Custom job ids may not be integers (BullMQ's test: the id is what parseInt prints back), which
+ * are reserved for generated ids; '0' and ids starting '0:' are refused as BullMQ does. Any
+ * other character is allowed (':' too, a deliberate difference: DESIGN §11).
+ */
 export function jobId(value: unknown, field = 'jobId'): string {
   const id = nonEmptyString(field, value);
-  if (/^\d+$/.test(id)) fail(field, 'a non-empty string that is not an integer (integers are generated ids)', value);
+  if (id === '0' || id.startsWith('0:')) {
+    failAs("JobId cannot be '0' or start with '0:'", field, "a string other than '0' and not starting with '0:'", value);
+  }
+  if (`${parseInt(id, 10)}` === id) {
+    failAs('Custom Id cannot be integers', field, 'a non-empty string that is not an integer (integers are generated ids)', value);
+  }
   return id;
 }
 
@@ -149,9 +180,24 @@ export function encodeJson(field: string, value: unknown, maxBytes: number): str
   return json;
 }
 
-/** Key prefix: braces would break the queue's hash tag. */
+/**
+ * Key prefix, as BullMQ takes it: any non-empty string, braces included. A prefix with its own
+ * hash tag (`'{bull}'`, `'{bull}:custom'`) puts every queue of that prefix in one slot; any
+ * prefix keeps all keys of one queue in one slot (keys.ts: the first `{…}` of every key of the
+ * queue is the same text).
+ */
 export function prefix(value: unknown): string {
-  const p = nonEmptyString('prefix', value, 256);
-  if (/[{}]/.test(p)) fail('prefix', 'a string without { or }', value);
-  return p;
+  return nonEmptyString('prefix', value, 256);
+}
+
+/**
+ * The same refusal under a longer field name (an option of job 3 of a bulk: `jobs[3].opts.x`),
+ * keeping the BullMQ text the message may begin with.
+ */
+export function renamed(e: ValidationError, field: string): ValidationError {
+  const own = `${e.field} must be ${e.expected}, got ${e.got}`;
+  const lead = e.message.endsWith(own) ? e.message.slice(0, e.message.length - own.length) : '';
+  const out = new ValidationError(field, e.expected, e.got);
+  if (lead) out.message = lead + out.message;
+  return out;
 }

@@ -367,8 +367,8 @@ describe('core lifecycle', () => {
       [5, 50, [5, 50]],
       [{ age: 60 }, { age: 30, count: 7 }, [{ age: 60 }, { age: 30, count: 7 }]],
       [{ age: 60, count: 1000 }, undefined, [{ age: 60, count: 1000 }, undefined]],
-      [1000, 10000, [undefined, undefined]], // the defaults are not stored
-      [undefined, undefined, [undefined, undefined]],
+      [1000, 10000, [1000, 10000]],
+      [undefined, undefined, [undefined, undefined]], // the default (keep all, BullMQ's) is not stored
     ];
     for (const [done, failed, [showDone, showFailed]] of cases as Array<[unknown, unknown, [unknown, unknown]]>) {
       const opts: Record<string, unknown> = { attempts: 3 };
@@ -570,9 +570,9 @@ describe('core lifecycle', () => {
     expect(await q.getJobCounts('failed')).toEqual({ failed: 10 });
     await q.clean(0, 0, 'failed');
 
-    // The default for failed jobs keeps the newest 10,000.
+    // The default keeps every failed job (BullMQ's default; echomq kept the newest 10,000 before).
     for (let b = 0; b < 11; b++) await run(Array.from({ length: b === 10 ? 5 : 1000 }, () => ({ fail: true })));
-    expect(await q.getJobCounts('failed')).toEqual({ failed: 10_000 });
+    expect(await q.getJobCounts('failed')).toEqual({ failed: 10_005 });
   });
 
   it('returns the existing job for an existing jobId and changes nothing else', async () => {

@@ -41,9 +41,10 @@ describe('deduplication', () => {
     // another id is independent
     const other = await q.add('a', {}, { deduplication: { id: 'user:43' } });
     expect(other.id).not.toBe(first.id);
-    await waitFor(() => dups.length === 1, 5000, 'deduplicated event');
-    // BullMQ's event and payload (a generated id is not drawn for the refused add, so no deduplicatedJobId)
-    expect(dups[0]).toEqual({ jobId: first.id, deduplicationId: 'user:42' });
+    await waitFor(() => dups.length === 1, 5000, 'duplicated event');
+    // BullMQ's event and payload; deduplicatedJobId is the id the refused add asked for ('' for
+    // a generated one: echomq spends no id on a duplicate).
+    expect(dups[0]).toEqual({ jobId: first.id, deduplicationId: 'user:42', deduplicatedJobId: '' });
     // no job id was spent on the duplicate
     expect(Number(other.id)).toBe(Number(first.id) + 1);
   });
@@ -160,9 +161,11 @@ describe('deduplication', () => {
       [{}, 'deduplication.id must be a non-empty string of at most 1024 characters, got undefined'],
       [{ id: '' }, 'deduplication.id must be a non-empty string'],
       [{ id: 5 }, 'deduplication.id must be a non-empty string'],
-      [{ id: 'x', ttl: 0 }, 'deduplication.ttl must be a positive integer, got 0'],
-      [{ id: 'x', ttl: 1.5 }, 'deduplication.ttl must be a positive integer, got 1.5'],
-      [{ id: 'x', extend: true }, 'deduplication.extend must be one of the known fields (id, ttl)'],
+      // (ttl 0 is accepted: the simple mode, as in BullMQ)
+      [{ id: 'x', ttl: -1 }, 'deduplication.ttl must be a non-negative integer (ms; 0 = held while the job is live), got -1'],
+      [{ id: 'x', ttl: 1.5 }, 'deduplication.ttl must be a non-negative integer (ms; 0 = held while the job is live), got 1.5'],
+      [{ id: 'x', mode: 'extend' }, 'deduplication.mode must be one of the known fields (id, ttl, extend, replace, reschedule, keepLastIfActive)'],
+      [{ id: 'x', extend: 'yes' }, 'deduplication.extend must be a boolean'],
       ['x', 'deduplication must be an object, got "x"'],
     ];
     for (const [dedup, msg] of bad) {

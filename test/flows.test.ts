@@ -255,6 +255,9 @@ describe('flows across queues', () => {
     expect(back!.children![0].job.id).toBe(mid.id);
     expect(back!.children![0].children!.map((c) => c.job.returnvalue).sort()).toEqual([10, 20, 30]);
     expect(parseJobKey(jobKey(keysOf('we:ird{q}'), 'x:y'))).toEqual({ prefix: 'emq', queue: 'we:ird{q}', id: 'x:y' });
+    // Prefixes with their own hash tag (BullMQ's '{bull}') parse too.
+    for (const prefix of ['{bull}', '{bull}:custom', 'a:{b}'])
+      expect(parseJobKey(jobKey(keysOf('q:{1}', prefix), ':{x}:job:y'))).toEqual({ prefix, queue: 'q:{1}', id: ':{x}:job:y' });
   });
 
   it('loses no completion when a worker dies between complete and resolveChild, and counts a redelivery once', async () => {

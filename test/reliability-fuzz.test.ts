@@ -240,9 +240,11 @@ function optsVerdict(x: unknown): Verdict {
       ...Object.keys(o).map((k): Verdict => (KNOWN_OPTS.includes(k) ? 'ok' : 'bad')),
       opt(o, 'priority', (p) => isInt(p, 0, MAX_PRIORITY)),
       opt(o, 'lane', (l) => isStr(l)),
-      opt(o, 'delay', (d) => isInt(d, 0, MAX_SAFE)),
-      opt(o, 'jobId', (id) => (isStr(id) === 'ok' && !/^\d+$/.test(id as string) ? 'ok' : 'bad')),
-      opt(o, 'attempts', (a) => isInt(a, 1, MAX_SAFE)),
+      // A negative delay runs at once and attempts 0 means one attempt, as in BullMQ.
+      opt(o, 'delay', (d) => isInt(d, -MAX_SAFE, MAX_SAFE)),
+      // BullMQ's id rules: not '0', not starting '0:', not what parseInt prints back.
+      opt(o, 'jobId', (id) => (isStr(id) === 'ok' && id !== '0' && !(id as string).startsWith('0:') && `${parseInt(id as string, 10)}` !== id ? 'ok' : 'bad')),
+      opt(o, 'attempts', (a) => isInt(a, 0, MAX_SAFE)),
       opt(o, 'backoff', backoffVerdict),
       opt(o, 'lifo', isBool),
       opt(o, 'removeOnComplete', keepVerdict),
@@ -538,7 +540,7 @@ describe('reliability: fuzzed arguments to the public API', () => {
         data: expected,
         priority: (o.priority ?? 0) + 0,
         lane: o.lane ?? 'default',
-        delay: (o.delay ?? 0) + 0,
+        delay: Math.max(0, o.delay ?? 0) + 0,
         // job.opts shows attempts 0 when not given, as BullMQ; 1 (the default) is not stored.
         attempts: o.attempts === undefined || o.attempts === 1 ? 0 : o.attempts,
       };

@@ -181,9 +181,10 @@ describe('job schedulers', () => {
     await sleep(150);
     expect(seen.sort()).toEqual([startDate, startDate + 100, startDate + 200]);
 
-    // An endDate already past: nothing is made and no scheduler stays.
-    const none = await q.upsertJobScheduler('past', { every: 100, startDate: t0 - 10_000, endDate: t0 - 5_000 });
-    expect(none).toBeUndefined();
+    // An endDate already past is refused, with BullMQ's text (nothing is made, no scheduler stays).
+    const none = await q.upsertJobScheduler('past', { every: 100, startDate: t0 - 10_000, endDate: t0 - 5_000 }).catch((e: unknown) => e);
+    expect(none).toBeInstanceOf(ValidationError);
+    expect((none as Error).message).toMatch(/^End date must be greater than current timestamp: /);
     expect(await q.getJobScheduler('past')).toBeUndefined();
   });
 
@@ -258,11 +259,11 @@ describe('job schedulers', () => {
       ['s', { pattern: 'not a cron' }],
       ['s', { pattern: '0 0 30 2 *' }],
       ['s', { pattern: '* * * * *', tz: 'Mars/Olympus_Mons' }],
-      ['s', { every: 100, tz: 'UTC' }],
       ['s', { every: 100, limit: 0 }],
       ['s', { every: 100, startDate: 'not a date' }],
       ['s', { every: 100, startDate: 2000, endDate: 1000 }],
-      ['s', { every: 100, offset: 5 }],
+      ['s', { every: 100, offset: -5 }],
+      ['s', { pattern: '* * * * *', immediately: true, startDate: 5 }],
       ['s', { every: 100 }, { opts: { jobId: 'x' } }],
       ['s', { every: 100 }, { opts: { delay: 5 } }],
       ['s', { every: 100 }, { opts: { priority: -1 } }],

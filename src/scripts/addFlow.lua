@@ -4,15 +4,19 @@
 -- add.lua adds a job (ready, or delayed). The caller sends parents before (or with) their
 -- children: a parent in another queue has been added by an earlier call.
 -- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, wchildren, depsBase, laneBase, jobBase, lcfg
--- ARGV: [1] node count n, then per node 18 fields and its children's job keys:
+-- ARGV: [1] node count n, then per node 20 fields and its children's job keys:
 --   id (never '': the caller names every node), name, data (JSON), opts (JSON),
---   priority (integer 0..2097151), lane, delay (ms), lifo ('1'/'0'), keepCompletedCount,
---   keepCompletedAgeMs, keepFailedCount, keepFailedAgeMs,
+--   priority (integer 0..2097151), lane, delay (ms), lifo ('1'/'0'), keepCompletedCount
+--   ('' = keep all), keepCompletedAgeMs, keepFailedCount, keepFailedAgeMs,
 --   parent id, parent job key, parent queue name, parent key prefix (all '' for a root),
---   policy ('f' failParentOnFailure, 'i' ignoreDependencyOnFailure, '' neither),
---   child count m, then m child job keys
--- Returns: {1}; or {-5, id} when a job with that id already exists (nothing is written).
--- Errors: -5 as above.
+--   policy ('f' failParentOnFailure, 'i' ignoreDependencyOnFailure, 'c'
+--   continueParentOnFailure, 'd' removeDependencyOnFailure, '' none), timestamp (ms; '' =
+--   now), register ('1': the parent is an existing job of this queue outside the flow, BullMQ's
+--   `parent` on a root: it must exist and counts this job as a dependency), child count m,
+--   then m child job keys
+-- Returns: {1}; or {-5, id} when a job with that id already exists, {-6, id} when the
+--   existing parent job id names is missing (nothing is written).
+-- Errors: -5, -6 as above.
 -- Events: added per job, then waiting | delayed | waiting-children.
 --!include lib/common.lua
 --!include lib/lanes.lua
@@ -22,10 +26,11 @@ local n = tonumber(ARGV[1])
 local nodes = {}
 local b = 2
 for i = 1, n do
-  local m = tonumber(ARGV[b + 17])
+  local m = tonumber(ARGV[b + 19])
   nodes[i] = { base = b, kids = m }
   if redis.call('EXISTS', K.jobBase .. ARGV[b]) == 1 then return {-5, ARGV[b]} end
-  b = b + 18 + m
+  if ARGV[b + 18] == '1' and redis.call('EXISTS', K.jobBase .. ARGV[b + 12]) == 0 then return {-6, ARGV[b]} end
+  b = b + 20 + m
 end
 
 local now = nowMs()
@@ -45,15 +50,16 @@ for i = 1, n do
   if m > 0 then
     local dk = K.depsBase .. id
     redis.call('DEL', dk)
-    for c = 1, m do redis.call('HSET', dk, ARGV[a + 17 + c], 'p') end
+    for c = 1, m do redis.call('HSET', dk, ARGV[a + 19 + c], 'p') end
     -- Child keys are distinct (the caller checks), so the count is the hash's size.
     m = redis.call('HLEN', dk)
   end
   local placed = createJob({ id = id, name = ARGV[a + 1], data = ARGV[a + 2], opts = ARGV[a + 3],
     prio = tonumber(ARGV[a + 4]), lane = ARGV[a + 5], delay = tonumber(ARGV[a + 6]),
     lifo = ARGV[a + 7], kc = ARGV[a + 8], ka = ARGV[a + 9], kfc = ARGV[a + 10], kfa = ARGV[a + 11],
-    extra = extra, held = m }, now)
+    extra = extra, held = m, ts = ARGV[a + 17] ~= '' and ARGV[a + 17] or nil }, now)
   if placed == 'w' then ready = true end
+  if ARGV[a + 18] == '1' then addDependency(ARGV[a + 12], K.jobBase .. id) end
 end
 if ready then wake() end
 return {1}

@@ -2,7 +2,8 @@
  * Typed wrappers, one per transition script. Each takes the queue's named keys (the script's
  * `-- KEYS:` header picks which) and named arguments, and returns a parsed reply.
  */
-import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, type KeepJobs } from '../options.js';
+import { keepArgs } from '../options.js';
+import { missingParentError, registerCrossParents, type ParentArgs } from '../flows.js';
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
@@ -62,6 +63,20 @@ export interface AddJobArgs extends NewJobArgs {
   /** Deduplication id ('' or absent = none) and throttle ttl in ms (0 = simple mode). */
   dedupId?: string;
   dedupTtl?: number;
+  /** Deduplication mode letters (e extend, r replace, s reschedule); absent = plain. */
+  dedupMode?: string;
+  /** Creation time (ms) given by the user; absent = the Redis clock. */
+  timestamp?: number;
+  /** BullMQ's `parent` option, resolved (src/flows.ts parentArgs). */
+  parent?: ParentArgs;
+}
+
+/** One add's outcome: created, or an existing/deduplicated job's id, or an error for this job alone. */
+export interface AddReply {
+  id: string;
+  created: boolean;
+  /** The job's parent is missing (BullMQ's "Missing key for parent job"): nothing was written for it. */
+  error?: Error;
 }
 
 /** A claimed job: its id and its hash as a field/value list. */
@@ -86,43 +101,47 @@ function parseClaim(reply: unknown): ClaimReply | number {
   return { jobs, wakeInMs: Number(r[1]) };
 }
 
-/**
- * Retention arguments for a new job: '' where the value is the default, so the job hash does not
- * store it (lib/retention.lua applies the same defaults to an absent field).
- */
-function keepArgs([count, ageMs]: [number, number], dflt: KeepJobs): [number | '', number | ''] {
-  return [count === dflt.count ? '' : count, ageMs === 0 ? '' : ageMs];
-}
-
 /** Whether two jobs share every field of add.lua's option record. */
 function sameOptions(a: AddJobArgs, b: AddJobArgs): boolean {
   return a.opts === b.opts && a.priority === b.priority && a.lane === b.lane && a.delay === b.delay && a.lifo === b.lifo
     && a.keepCompleted[0] === b.keepCompleted[0] && a.keepCompleted[1] === b.keepCompleted[1]
     && a.keepFailed[0] === b.keepFailed[0] && a.keepFailed[1] === b.keepFailed[1]
-    && (a.dedupId ?? '') === (b.dedupId ?? '') && (a.dedupTtl ?? 0) === (b.dedupTtl ?? 0);
+    && (a.dedupId ?? '') === (b.dedupId ?? '') && (a.dedupTtl ?? 0) === (b.dedupTtl ?? 0)
+    && a.dedupMode === b.dedupMode && a.timestamp === b.timestamp && a.parent === b.parent;
 }
 
 export const scripts = {
-  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[]): Promise<Array<{ id: string; created: boolean }>> {
+  /** crossChecked: the caller (flows.ts registerCrossParents) already handled parents in other queues. */
+  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[], crossChecked = false): Promise<AddReply[]> {
     // add.lua takes each run of jobs with the same options as one option record, and 4
     // arguments per job (id, name, data, record number): fewer arguments to encode and parse.
     const records: Array<string | number> = [];
     const perJob: Array<string | number> = [];
     let prev: AddJobArgs | undefined;
     let rec = 0;
+    let crossParents = false;
     for (const j of jobs) {
       if (!prev || !sameOptions(prev, j)) {
+        const p = j.parent;
+        if (p && !p.same) crossParents = true;
         records.push(j.opts, j.priority, j.lane, j.delay, j.lifo ? '1' : '0',
-          ...keepArgs(j.keepCompleted, DEFAULT_KEEP_COMPLETED), ...keepArgs(j.keepFailed, DEFAULT_KEEP_FAILED), j.dedupId ?? '', j.dedupTtl ?? 0);
+          ...keepArgs(j.keepCompleted), ...keepArgs(j.keepFailed), j.dedupId ?? '', j.dedupTtl ?? 0,
+          j.timestamp ?? '', p ? p.json : '', j.dedupMode ?? '');
         rec++;
       }
       perJob.push(j.id, j.name, j.data, rec);
       prev = j;
     }
+    // A parent in another queue (another hash slot) is checked before and told after the add.
+    if (crossParents && !crossChecked) return registerCrossParents(ctx, jobs, (js) => scripts.add(ctx, js, true));
     const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, ...records, ...perJob];
     const r = (await raw.add(ctx, args)) as Array<string | number>;
-    const out: Array<{ id: string; created: boolean }> = [];
-    for (let i = 0; i < r.length; i += 2) out.push({ id: String(r[i]), created: Number(r[i + 1]) === 1 });
+    const out: AddReply[] = [];
+    for (let i = 0; i < r.length; i += 2) {
+      const code = Number(r[i + 1]);
+      if (code === -6) out.push({ id: '', created: false, error: missingParentError(jobs[i / 2]!.parent!) });
+      else out.push({ id: String(r[i]), created: code === 1 });
+    }
     return out;
   },
 

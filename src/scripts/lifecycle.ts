@@ -4,10 +4,12 @@
  * `./index.ts`: named keys from each script's `-- KEYS:` header, named arguments, parsed replies.
  */
 import { bindScript as call, type ScriptContext } from './runner.js';
+import { keepArgs } from '../options.js';
 import type { NewJobArgs } from './index.js';
 
 const raw = {
   addFlow: call('addFlow'),
+  addDependency: call('addDependency'),
   resolveChild: call('resolveChild'),
   upsertScheduler: call('upsertScheduler'),
   advanceScheduler: call('advanceScheduler'),
@@ -18,15 +20,22 @@ export const LIFECYCLE_SCRIPT_NAMES = Object.keys(raw);
 
 /** One job of a flow as addFlow takes it (every field validated by the caller). */
 export interface FlowNodeArgs extends NewJobArgs {
-  parent?: { id: string; key: string; queue: string; prefix: string };
-  /** 'f' failParentOnFailure, 'i' ignoreDependencyOnFailure, '' neither. */
-  policy: '' | 'f' | 'i';
+  /** register: the parent exists outside the flow, in this queue: check it and count this job as its dependency. */
+  parent?: { id: string; key: string; queue: string; prefix: string; register?: boolean };
+  /** Creation time given by the user (ms); absent = the Redis clock. */
+  timestamp?: number;
+  /** 'f' failParentOnFailure, 'i' ignoreDependencyOnFailure, 'c' continueParentOnFailure, 'd' removeDependencyOnFailure, '' none. */
+  policy: '' | 'f' | 'i' | 'c' | 'd';
   /** Job keys of its children (distinct). */
   children: string[];
 }
 
-/** Child outcome kinds: completed, failed and ignored, failed and failing the parent, removed. */
-export type ChildOutcome = 'c' | 'i' | 'f' | 'r';
+/**
+ * Child outcome kinds: completed, failed and ignored, failed and failing the parent, removed,
+ * failed and starting the parent (continueParentOnFailure), failed and dropped from the
+ * parent's dependencies (removeDependencyOnFailure).
+ */
+export type ChildOutcome = 'c' | 'i' | 'f' | 'r' | 'x' | 'd';
 
 /** The job template of a scheduler, validated and encoded (id and delay come per slot). */
 export type SchedulerTemplateArgs = Omit<NewJobArgs, 'id' | 'delay'>;
@@ -48,19 +57,25 @@ function parseSlot(r: unknown[]): SchedulerSlotReply {
 const opt = (x: number | undefined): string | number => (x === undefined ? '' : x);
 
 export const lifecycleScripts = {
-  /** Returns 1, or the id of a job that already exists (nothing was written). */
-  async addFlow(ctx: ScriptContext, nodes: readonly FlowNodeArgs[]): Promise<{ ok: true } | { ok: false; existingId: string }> {
+  /** Returns ok, or the id of a job that already exists / whose parent is missing (nothing was written). */
+  async addFlow(ctx: ScriptContext, nodes: readonly FlowNodeArgs[]): Promise<{ ok: true } | { ok: false; existingId: string; missingParent: boolean }> {
     const args: Array<string | number> = [nodes.length];
     for (const n of nodes) {
       const p = n.parent;
       args.push(n.id, n.name, n.data, n.opts, n.priority, n.lane, n.delay, n.lifo ? '1' : '0',
-        n.keepCompleted[0], n.keepCompleted[1], n.keepFailed[0], n.keepFailed[1],
-        p?.id ?? '', p?.key ?? '', p?.queue ?? '', p?.prefix ?? '', n.policy, n.children.length, ...n.children);
+        ...keepArgs(n.keepCompleted), ...keepArgs(n.keepFailed),
+        p?.id ?? '', p?.key ?? '', p?.queue ?? '', p?.prefix ?? '', n.policy, n.timestamp ?? '', p?.register ? '1' : '0',
+        n.children.length, ...n.children);
     }
     const r = (await raw.addFlow(ctx, args)) as unknown[];
-    if (Number(r[0]) === -5) return { ok: false, existingId: String(r[1]) };
+    const code = Number(r[0]);
+    if (code === -5 || code === -6) return { ok: false, existingId: String(r[1]), missingParent: code === -6 };
     return { ok: true };
   },
+
+  /** 1 registered, 0 already known, -1 no such parent. */
+  addDependency: async (ctx: ScriptContext, a: { parentId: string; childKey: string }): Promise<number> =>
+    Number(await raw.addDependency(ctx, [a.parentId, a.childKey])),
 
   /** status: 1 counted, 0 not pending (already counted or unknown), -1 no such parent. */
   async resolveChild(
@@ -75,14 +90,14 @@ export const lifecycleScripts = {
     ctx: ScriptContext,
     a: {
       id: string; every?: number; pattern?: string; tz?: string; startDate?: number; endDate?: number;
-      limit?: number; firstCronSlot?: number; template: SchedulerTemplateArgs;
+      limit?: number; offset?: number; firstCronSlot?: number; template: SchedulerTemplateArgs;
     },
   ): Promise<SchedulerSlotReply> {
     const t = a.template;
     const r = (await raw.upsertScheduler(ctx, [
       a.id, opt(a.every), a.pattern ?? '', a.tz ?? '', opt(a.startDate), opt(a.endDate), opt(a.limit), opt(a.firstCronSlot),
       t.name, t.data, t.opts, t.priority, t.lane, t.lifo ? '1' : '0',
-      t.keepCompleted[0], t.keepCompleted[1], t.keepFailed[0], t.keepFailed[1],
+      ...keepArgs(t.keepCompleted), ...keepArgs(t.keepFailed), opt(a.offset),
     ])) as unknown[];
     return Number(r[0]) === 0 ? { status: 2 } : parseSlot(r);
   },

@@ -6,8 +6,9 @@
 -- no longer pending is not counted again).
 -- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, logsBase, lcfg
 -- ARGV: [1] parent job id, [2] child job key, [3] kind: c (completed), i (failed, ignored),
---   f (failed, fails the parent), r (removed), [4] value: return value JSON for c, reason for
---   i and f, '' for r
+--   f (failed, fails the parent), r (removed), x (failed, starts the parent), d (failed,
+--   dropped from the parent's dependencies), [4] value: return value JSON for c, reason for
+--   i, f and x, '' for r and d
 -- Returns: {status, outboxWritten}: status 1 counted, 0 not a pending child of that parent
 --   (already counted or unknown: nothing changed), -1 no such parent (nothing changed);
 --   outboxWritten 1 when the parent failed and its own parent lives in another queue (the
@@ -22,6 +23,6 @@
 --!include lib/flow.lua
 
 local kind = ARGV[3]
-if kind ~= 'c' and kind ~= 'i' and kind ~= 'f' and kind ~= 'r' then return {0, 0} end
+if kind ~= 'c' and kind ~= 'i' and kind ~= 'f' and kind ~= 'r' and kind ~= 'x' and kind ~= 'd' then return {0, 0} end
 local status = resolveDep(ARGV[1], ARGV[2], kind, ARGV[4], nowMs(), 0)
 return {status, flowOutboxWritten and 1 or 0}

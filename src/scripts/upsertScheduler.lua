@@ -11,7 +11,9 @@
 --   [7] limit (''), [8] first slot of a cron pattern (ms at or after max(now, startDate),
 --   computed by the caller from the Redis time it read just before; '' for every),
 --   [9..18] job template: name, data (JSON), opts (JSON), priority, lane, lifo ('1'/'0'),
---   keepCompletedCount, keepCompletedAgeMs, keepFailedCount, keepFailedAgeMs
+--   keepCompletedCount ('' = keep all), keepCompletedAgeMs, keepFailedCount, keepFailedAgeMs,
+--   [19] offset (ms, every only: slots at offset + k * every, BullMQ's alignment; '' = none:
+--   slots at startDate, or now, + k * every)
 -- Returns: {1, nextSlot, jobId, created (1/0)}; or {0} when the new schedule has no slot left
 --   (endDate passed or limit 0): the scheduler is removed.
 -- Errors: none (input is validated by the caller).
@@ -24,24 +26,28 @@
 local sid = ARGV[1]
 local sk = K.schedBase .. sid
 local now = nowMs()
-local old = redis.call('HMGET', sk, 'every', 'pattern', 'tz', 'start', 'next')
+local old = redis.call('HMGET', sk, 'every', 'pattern', 'tz', 'start', 'next', 'off')
 redis.call('HSET', sk, 'end', ARGV[6], 'limit', ARGV[7],
   'name', ARGV[9], 'data', ARGV[10], 'opts', ARGV[11], 'prio', ARGV[12], 'lane', ARGV[13],
   'lifo', ARGV[14], 'kc', ARGV[15], 'ka', ARGV[16], 'kfc', ARGV[17], 'kfa', ARGV[18])
 
-if old[5] and old[1] == ARGV[2] and old[2] == ARGV[3] and old[3] == ARGV[4] and old[4] == ARGV[5] then
+if old[5] and old[1] == ARGV[2] and old[2] == ARGV[3] and old[3] == ARGV[4] and old[4] == ARGV[5]
+  and (old[6] or '') == ARGV[19] then
   return {1, old[5], slotJobId(sid, tonumber(old[5])), 0}
 end
 
 if old[5] then withdrawJob(slotJobId(sid, tonumber(old[5]))) end
 redis.call('HINCRBY', sk, 'ver', 1)
-redis.call('HSET', sk, 'every', ARGV[2], 'pattern', ARGV[3], 'tz', ARGV[4], 'start', ARGV[5], 'cnt', 0)
+redis.call('HSET', sk, 'every', ARGV[2], 'pattern', ARGV[3], 'tz', ARGV[4], 'start', ARGV[5], 'off', ARGV[19], 'cnt', 0)
 local first
 if ARGV[2] ~= '' then
   local anchor = now
   if ARGV[5] ~= '' then anchor = tonumber(ARGV[5]) end
+  local from = anchor
+  if ARGV[19] ~= '' then anchor = tonumber(ARGV[19]) end
+  if from < now then from = now end
   redis.call('HSET', sk, 'anchor', msString(anchor))
-  first = everySlotAtOrAfter(anchor, tonumber(ARGV[2]), now)
+  first = everySlotAtOrAfter(anchor, tonumber(ARGV[2]), from)
 else
   first = tonumber(ARGV[8])
 end

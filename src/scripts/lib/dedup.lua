@@ -1,5 +1,6 @@
 -- Deduplication (docs/events.md#deduplication), used by add.lua. Needs K.dedup (hash
--- dedup id → job id), K.dedupx (zset dedup id → throttle end, ms) and K.jobBase.
+-- dedup id → job id), K.dedupx (zset dedup id → throttle end, ms) and K.jobBase; the modes
+-- (dedupModes) also lib/lanes.lua, lib/newjob.lua and K.delayed.
 --
 -- Simple mode (no ttl): the id is held while its job exists and has not finished (waiting,
 -- delayed, active). Nothing on the finish path releases it: a holder that finished (or is
@@ -47,4 +48,64 @@ local function dedupTake(dd, id, ttlMs, now)
   else
     redis.call('ZREM', K.dedupx, dd)
   end
+end
+
+-- keepLastIfActive while the holder is active: the add's job is created as the holder's
+-- follower, in waiting-children with the active holder as its one dependency (the holder's hash
+-- names it as its parent, with the ignore policy, so the holder's completion, final failure or
+-- removal releases it: lib/flow.lua), and it takes the dedup id. A later duplicate while the
+-- follower waits replaces its name and data: the latest wins, and at most one job waits.
+-- Follower fields: dka (the active holder it follows). Returns the active holder's id.
+local function keepLastFollower(holder, rec, dd, now, name, data, id, takeId)
+  local hk = K.jobBase .. holder
+  local f = redis.call('HMGET', hk, 'st', 'dka')
+  if f[1] == 'h' then
+    if not f[2] then return holder end -- not a follower (nothing to follow)
+    -- holder is already a follower: the latest duplicate's payload wins.
+    redis.call('HSET', hk, 'name', name, 'data', data)
+    return f[2]
+  end
+  if id == '' then id = takeId() end
+  local fk = K.jobBase .. id
+  if redis.call('EXISTS', fk) == 1 then return holder end
+  redis.call('HSET', K.depsBase .. id, hk, 'p')
+  createJob({ id = id, name = name, data = data, opts = rec.opts, prio = rec.prio, lane = rec.lane, delay = rec.delay,
+    lifo = rec.lifo, kc = rec.kc, ka = rec.ka, kfc = rec.kfc, kfa = rec.kfa, ts = rec.ts,
+    extra = { 'dka', holder }, held = 1 }, now)
+  redis.call('HSET', hk, 'pid', id, 'pk', fk, 'pq', '', 'ppx', '', 'pol', 'i')
+  redis.call('HSET', K.dedup, dd, id)
+  redis.call('ZREM', K.dedupx, dd)
+  return holder
+end
+
+-- BullMQ's modes, for an add whose dedup id dd is held by job holder (rec: the add's option
+-- record; rec.ddm holds the mode letters; name, data, id: the add's job, id '' = generated,
+-- takeId() gives a generated id). Returns the job that keeps holding dd (the add then
+-- creates nothing of its own), or nil and the id of the job it replaced (the add goes on and
+-- takes dd).
+--   k keepLastIfActive: see keepLastFollower (an active holder, or its follower);
+--   r replace: a delayed holder is withdrawn (removed event) and the add replaces it;
+--   e extend (with a ttl): the throttle window starts again at now;
+--   s reschedule (not with r): a delayed holder moves to now + the add's delay.
+-- Holders in any other state are kept as they are.
+local function dedupModes(holder, rec, dd, now, name, data, id, takeId)
+  local mode = rec.ddm
+  local st = redis.call('HGET', K.jobBase .. holder, 'st')
+  if string.find(mode, 'k', 1, true) and (st == 'a' or st == 'h') then
+    return keepLastFollower(holder, rec, dd, now, name, data, id, takeId)
+  end
+  if string.find(mode, 'r', 1, true) and st == 'd' then
+    withdrawJob(holder)
+    return nil, holder
+  end
+  if string.find(mode, 'e', 1, true) and rec.ddTtl ~= '0' then
+    redis.call('ZADD', K.dedupx, now + tonumber(rec.ddTtl), dd)
+  end
+  if string.find(mode, 's', 1, true) and not string.find(mode, 'r', 1, true) and st == 'd' then
+    local delayStr = string.format('%d', rec.delay)
+    redis.call('HSET', K.jobBase .. holder, 'delay', delayStr)
+    scheduleDelayed(holder, now + rec.delay)
+    emit('delayed', 'jobId', holder, 'delay', now + rec.delay)
+  end
+  return holder
 end

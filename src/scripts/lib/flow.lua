@@ -5,10 +5,13 @@
 --
 -- A child's job hash names its parent: pid (id), pk (the parent's job key), pq and ppx (the
 -- parent's queue name and key prefix, read by the TypeScript side), pol (failure policy:
--- 'f' failParentOnFailure, 'i' ignoreDependencyOnFailure, absent: neither).
+-- 'f' failParentOnFailure, 'i' ignoreDependencyOnFailure, 'c' continueParentOnFailure,
+-- 'd' removeDependencyOnFailure, absent: none).
 -- A parent's deps:<id> hash maps each child's job key to a status letter and a value:
 --   'p' pending; 'c'..returnvalue completed; 'i'..reason failed and ignored;
---   'f'..reason failed and failed the parent; 'r' removed before it finished.
+--   'f'..reason failed and failed the parent; 'r' removed before it finished. A child with
+--   continueParentOnFailure that failed is listed as ignored ('i'), as BullMQ lists it. A child with removeDependencyOnFailure that failed leaves
+--   the hash (BullMQ drops it from the dependencies).
 -- The parent's `pend` field counts its 'p' entries; at 0 the parent leaves 'h'
 -- (waiting-children) for delayed or ready.
 
@@ -34,9 +37,14 @@ local function flowSettled(jk, id, outcome, value, now, depth)
   if not p[1] then return end
   local kind = outcome
   if outcome == 'f' then
-    if p[5] == 'i' then
+    local pol = p[5]
+    if pol == 'i' then
       kind = 'i'
-    elseif p[5] ~= 'f' then
+    elseif pol == 'c' then
+      kind = 'x'
+    elseif pol == 'd' then
+      kind = 'd'
+    elseif pol ~= 'f' then
       return -- no policy: the parent keeps waiting (a retried child can still complete)
     end
   end
@@ -63,19 +71,34 @@ local function failHeldParent(pid, ref, reason, now, depth)
   recordFinished(K.failed, pid, keep, keepAge, now)
 end
 
+-- Moves a parent out of waiting-children: to delayed (its own delay) or ready.
+local function releaseParent(pid, pjk, now)
+  redis.call('ZREM', K.wchildren, pid)
+  local f = redis.call('HMGET', pjk, 'lane', 'prio', 'delay', 'lifo')
+  placeJob(pjk, pid, laneOr(f[1]), prioOr(f[2]), tonumber(f[3] or '0'), f[4] == '1', now)
+  wake()
+end
+
 -- Records child ref's outcome in parent pid of this queue. kind: 'c' completed, 'i' failed
--- and ignored, 'f' failed and fails the parent, 'r' removed. Idempotent: only a pending child
--- counts, so a repeated outcome changes nothing. Returns 1 counted, 0 not a pending child of
--- that parent (already counted, or unknown), -1 no such parent.
+-- and ignored, 'f' failed and fails the parent, 'r' removed, 'x' failed and starts the parent
+-- at once (continueParentOnFailure), 'd' failed and leaves the parent's dependencies
+-- (removeDependencyOnFailure). Idempotent: only a pending child counts, so a repeated outcome
+-- changes nothing. Returns 1 counted, 0 not a pending child of that parent (already counted,
+-- or unknown), -1 no such parent.
 resolveDep = function(pid, ref, kind, value, now, depth)
   local pjk = K.jobBase .. pid
   local dk = K.depsBase .. pid
   local st = redis.call('HGET', pjk, 'st')
   if not st then return -1 end
   if redis.call('HGET', dk, ref) ~= 'p' then return 0 end
-  redis.call('HSET', dk, ref, kind .. value)
+  if kind == 'd' then
+    redis.call('HDEL', dk, ref)
+  else
+    -- continueParentOnFailure lists the child with the ignored ones, as BullMQ does.
+    redis.call('HSET', dk, ref, (kind == 'x' and 'i' or kind) .. value)
+  end
   local pend = redis.call('HINCRBY', pjk, 'pend', -1)
-  -- A parent that already failed (an earlier child failed it) only records the outcome. A step
+  -- A parent that already failed (an earlier child failed it) or started only records the outcome. A step
   -- job that has not parked yet (active, delayed or ready) remembers the failure: its next
   -- moveToWaitingChildren is refused (moveToWaitingChildren.lua, BullMQ's failed-child error).
   if st ~= 'h' then
@@ -84,11 +107,8 @@ resolveDep = function(pid, ref, kind, value, now, depth)
   end
   if kind == 'f' then
     failHeldParent(pid, ref, value, now, depth or 0)
-  elseif pend <= 0 then
-    redis.call('ZREM', K.wchildren, pid)
-    local f = redis.call('HMGET', pjk, 'lane', 'prio', 'delay', 'lifo')
-    placeJob(pjk, pid, laneOr(f[1]), prioOr(f[2]), tonumber(f[3] or '0'), f[4] == '1', now)
-    wake()
+  elseif kind == 'x' or pend <= 0 then
+    releaseParent(pid, pjk, now)
   end
   return 1
 end

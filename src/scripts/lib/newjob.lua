@@ -27,7 +27,8 @@ local THEN_WAITING = { 'then', 'waiting', inherit = true }
 -- Creates job j, which must not exist:
 --   j = { id, name, data, opts, prio (number), lane, delay (number, ms), lifo ('1'/'0'),
 --         kc, ka, kfc, kfa, extra (flat field/value list of more hash fields, or nil),
---         held (number of children it waits for; 0 = none) }
+--         held (number of children it waits for; 0 = none), ts (creation time as an integer
+--         string, or nil for now: BullMQ's `timestamp` option) }
 -- A job with held > 0 enters state 'h' (waiting-children) and the wchildren set; its delay
 -- applies when its children are done. Returns 'w' (ready), 'd' (delayed) or 'h'.
 -- The whole hash, state and stamp included, is written with one HSET.
@@ -37,7 +38,7 @@ local function createJob(j, now)
   -- retention '' = the defaults in lib/retention.lua): every reader treats an absent field as its default, and a smaller hash
   -- is cheaper to write and to keep.
   -- (Built with an index rather than a helper closure: this runs once per job of a bulk add.)
-  local h = { 'name', j.name, 'data', j.data, 'ts', msString(now) }
+  local h = { 'name', j.name, 'data', j.data, 'ts', j.ts or msString(now) }
   local n = 6
   if j.opts and j.opts ~= '' then h[n + 1], h[n + 2], n = 'opts', j.opts, n + 2 end
   if j.prio and j.prio ~= 0 then h[n + 1], h[n + 2], n = 'prio', string.format('%d', j.prio), n + 2 end
@@ -104,4 +105,17 @@ local function withdrawJob(id)
   deleteJob(id)
   emit('removed', 'jobId', id, 'prev', (f[1] == 'd') and 'delayed' or 'waiting')
   return true
+end
+
+-- Registers job key childKey as a pending dependency of parent pid (in this queue; needs
+-- K.depsBase): a job added with BullMQ's `parent` option counts like a flow child. A key the
+-- deps hash already holds (pending, or an outcome that arrived first) is left alone.
+-- (HEXISTS + HSET rather than HSETNX: the documented least-privilege ACL, docs/reliability.md,
+-- allows those.)
+local function addDependency(pid, childKey)
+  local dk = K.depsBase .. pid
+  if redis.call('HEXISTS', dk, childKey) == 0 then
+    redis.call('HSET', dk, childKey, 'p')
+    redis.call('HINCRBY', K.jobBase .. pid, 'pend', 1)
+  end
 end

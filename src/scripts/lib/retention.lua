@@ -3,10 +3,11 @@
 -- TRIM_BATCH jobs, and every finish calls it once, so the sets converge to the limit while
 -- every call stays bounded.
 local TRIM_BATCH = 16
--- Retention when a job hash has no kc/kfc field: the documented defaults (src/options.ts
--- DEFAULT_KEEP_COMPLETED / DEFAULT_KEEP_FAILED); an absent age field means no age limit.
-local KEEP_COMPLETED = 1000
-local KEEP_FAILED = 10000
+-- Retention when a job hash has no kc/kfc field: BullMQ's default, keep every finished job
+-- (src/options.ts DEFAULT_KEEP_COMPLETED / DEFAULT_KEEP_FAILED); an absent age field means no
+-- age limit.
+local KEEP_COMPLETED = -1
+local KEEP_FAILED = -1
 
 -- Normalises stored retention fields (strings or nil) into numbers.
 local function keepOf(count, age, default)

@@ -2,7 +2,9 @@
 -- lib/newjob.lua and K.scheds, K.schedBase.
 --
 -- A scheduler is the hash sched:<id> and a member of the scheds zset scored by its next slot.
--- Fields: every (ms) or pattern + tz (cron); anchor (ms, every only: slots are anchor + k*every);
+-- Fields: every (ms) or pattern + tz (cron; tz is kept, and ignored, with every); anchor (ms,
+--   every only: slots are anchor + k*every); off (BullMQ's offset as given, '' = none: the
+--   anchor is then startDate or the time of the upsert);
 --   start, end (ms, '' = none), limit ('' = none); cnt (jobs made in the current series);
 --   next (slot of the newest job, ms); ver (bumped whenever the schedule changes, which starts
 --   a new series); the job template: name, data, opts, prio, lane, lifo, kc, ka, kfc, kfa.
