@@ -383,11 +383,15 @@ export class FlowProducer extends EventEmitter {
     await closeConnection(this.conn, true);
   }
 
+  /** Set by close(): resolves when it finished (BullMQ's FlowProducer.closing). */
+  closing: Promise<void> | undefined;
+
   /** Closes the connection if this producer opened it. Idempotent. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
     this.closed = true;
-    await closeConnection(this.conn);
+    this.closing = closeConnection(this.conn);
+    return this.closing;
   }
 }
 

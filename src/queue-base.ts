@@ -21,6 +21,13 @@ export abstract class QueueBase extends EventEmitter {
   protected declare readonly conn: Connection;
   protected declare readonly ctx: JobContext;
   protected closed = false;
+  /** Set by close(): resolves when it finished (BullMQ's QueueBase.closing). */
+  closing: Promise<void> | undefined;
+
+  /** The options merged under every add's options (BullMQ's Queue.defaultJobOptions). */
+  get defaultJobOptions(): QueueOptions['defaultJobOptions'] {
+    return this.opts.defaultJobOptions ?? {};
+  }
 
   /** The ioredis client this queue uses. */
   get client() {

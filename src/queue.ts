@@ -565,14 +565,17 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   }
 
   /** Closes the connection if this queue opened it. Idempotent. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
     this.closed = true;
-    // Adds already accepted are sent before the connection closes.
-    await this.flushAdds();
-    await this.flushing;
-    // After disconnect() a QUIT would wait forever on a client that never connects again.
-    await closeConnection(this.conn, this.disconnected);
+    this.closing = (async () => {
+      // Adds already accepted are sent before the connection closes.
+      await this.flushAdds();
+      await this.flushing;
+      // After disconnect() a QUIT would wait forever on a client that never connects again.
+      await closeConnection(this.conn, this.disconnected);
+    })();
+    return this.closing;
   }
 
   /** Closes the connection at once, without waiting for pending replies (close() still resolves after it). */

@@ -8,6 +8,7 @@ import { closeConnection, isClusterClient, openConnection, type Connection, type
 import { EchoError, RateLimitError } from './errors.js';
 import { clientName, type QueueKeys } from './keys.js';
 import * as v from './validate.js';
+import { delay as delayFor } from './utils.js';
 import type { WorkerListener, WorkerSettings } from './worker-options.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
@@ -32,6 +33,21 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
   /** Sets the identity fields (the Worker's constructor, once its options are validated). */
   protected identify(fields: Partial<Pick<WorkerBase, 'name' | 'keys' | 'id' | 'opts'>> & { conn?: Connection }): void {
     Object.assign(this, fields);
+  }
+
+  /** BullMQ's logical name of the queue: `<prefix>:<name>` (not a Redis key; DESIGN §11). */
+  get qualifiedName(): string {
+    return `${this.keys.prefix}:${this.name}`;
+  }
+
+  /** BullMQ's logical key of a queue structure: `<prefix>:<name>:<type>`. */
+  toKey(type: string): string {
+    return `${this.qualifiedName}:${type}`;
+  }
+
+  /** Resolves after `ms` milliseconds, or at once when the controller aborts (BullMQ's Worker.delay). */
+  delay(ms = 0, abortController?: { signal: AbortSignal }): Promise<void> {
+    return delayFor(ms, abortController);
   }
 
   /** The CLIENT SETNAME of this worker's connections (BullMQ's scheme; Queue.getWorkers reads it). */

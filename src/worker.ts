@@ -325,6 +325,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private startJob(cj: ClaimedJob): void {
     const job = Job.fromFields(this.ctx, cj.id, cj.fields) as Job<D, R, N>;
     const token = Job.tokenOf(job);
+    job.token = token;
     const run: Running = { job, token, ac: new AbortController(), lost: false };
     this.running.set(job.id, run);
     this.hadWork = true;

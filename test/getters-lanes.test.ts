@@ -7,6 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { Queue } from '../src/index.js';
 import { qname, redisUrl } from './helpers.js';
+// @ts-expect-error plain ESM helper without types
+import { startRedisServer } from '../scripts/redis-server.mjs';
 
 const closers: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -58,14 +60,22 @@ describe('getters across lanes', () => {
   });
 
   it('the first and the last page of many lanes read only the lanes at that end', async () => {
-    const q = new Queue(qname('many'), { connection: redisUrl() });
+    // A Redis of its own: MONITOR on the shared one would stream every other test file's
+    // commands (and ioredis' monitor mode loses track of its replies under that flood).
+    const own = (await startRedisServer([])) as { url: string; stop(): Promise<void> };
+    closers.push(() => own.stop());
+    const q = new Queue(qname('many'), { connection: own.url });
     closers.push(() => q.close());
     const lanes = Array.from({ length: 300 }, (_, i) => `l${String(i).padStart(3, '0')}`);
     for (let i = 0; i < lanes.length; i += 100) {
       await q.addBulk(lanes.slice(i, i + 100).flatMap((lane) => [{ name: `${lane}-0`, data: {}, opts: { lane } }, { name: `${lane}-1`, data: {}, opts: { lane } }]));
     }
-    const monitor = await new Redis(redisUrl()).monitor();
-    closers.push(async () => monitor.disconnect());
+    const base = new Redis(own.url);
+    const monitor = await base.monitor();
+    closers.push(async () => {
+      monitor.disconnect();
+      base.disconnect();
+    });
     const laneReads: string[] = [];
     const laneCounts: string[] = [];
     monitor.on('monitor', (_t: string, args: string[]) => {
