@@ -1,5 +1,7 @@
 /** echomq: a fair, exact-priority job queue for Node.js on Redis. */
 export { Queue, type QueueOptions, type BulkJob, type CleanState, type RetryJobsOptions } from './queue.js';
+export { QueueBase } from './queue-base.js';
+export { QueueGetters } from './queue-getters.js';
 export { type QueueListener, type ObliterateOpts, type JobProgress } from './queue-listener.js';
 export { Worker, type WorkerOptions, type Processor } from './worker.js';
 export { ProcessorFileError, type SandboxedOptions } from './sandbox/index.js';

@@ -6,6 +6,7 @@
  * queue instead, see queue.ts).
  */
 import { EventEmitter } from 'node:events';
+import { randomUUID } from 'node:crypto';
 import { closeConnection, type Connection } from './connection.js';
 import { ClosedError } from './errors.js';
 import type { JobContext } from './job.js';
@@ -21,6 +22,8 @@ export abstract class QueueBase extends EventEmitter {
   protected declare readonly conn: Connection;
   protected declare readonly ctx: JobContext;
   protected closed = false;
+  /** A random id of this instance (BullMQ's QueueBase.token). */
+  readonly token: string = randomUUID();
   /** Set by close(): resolves when it finished (BullMQ's QueueBase.closing). */
   closing: Promise<void> | undefined;
 

@@ -69,6 +69,11 @@ export class QueueEventsProducer extends EventEmitter {
     return `${this.keys.prefix}:${this.name}`;
   }
 
+  /** BullMQ's logical key of a queue structure: `<prefix>:<name>:<type>`. */
+  toKey(type: string): string {
+    return `${this.qualifiedName}:${type}`;
+  }
+
   /** The ioredis client this producer uses. */
   get client() {
     return this.conn.client;

@@ -35,6 +35,10 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
     Object.assign(this, fields);
   }
 
+  /** Shortest and longest block of an idle claim, in seconds (BullMQ's Worker fields; drainDelay caps the block). */
+  readonly minimumBlockTimeout = 0.001;
+  readonly maximumBlockTimeout = 10;
+
   /** BullMQ's logical name of the queue: `<prefix>:<name>` (not a Redis key; DESIGN §11). */
   get qualifiedName(): string {
     return `${this.keys.prefix}:${this.name}`;
