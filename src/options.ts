@@ -35,6 +35,18 @@ export interface JobOptions {
    * `{ id, ttl }` (throttle, ms): for ttl ms after the first add, whatever that job does.
    */
   deduplication?: DeduplicationOptions;
+  /** BullMQ Pro's group (docs/compat-notes/pro.md): the job goes to lane `id`, with `priority` inside it. */
+  group?: GroupOptions;
+}
+
+/** BullMQ Pro's group option. A group is a lane: `id` is its name. */
+export interface GroupOptions {
+  /** Group (lane) id: a non-empty string, as in BullMQ Pro v2+. */
+  id: string;
+  /** Priority inside the group (as the job option priority; wins over it). */
+  priority?: number;
+  /** Refuse the add (GroupMaxSizeExceededError) when the group already holds this many waiting jobs. */
+  maxSize?: number;
 }
 
 export interface DeduplicationOptions {
@@ -63,9 +75,11 @@ export interface NormalizedJobOptions {
   keepCompleted: [number, number];
   keepFailed: [number, number];
   deduplication?: { id: string; ttl: number };
+  /** group.maxSize: most waiting jobs the lane may hold for the add to go ahead. */
+  groupMaxSize?: number;
 }
 
-const KNOWN = new Set(['priority', 'lane', 'delay', 'jobId', 'attempts', 'backoff', 'lifo', 'removeOnComplete', 'removeOnFail', 'deduplication']);
+const KNOWN = new Set(['priority', 'lane', 'delay', 'jobId', 'attempts', 'backoff', 'lifo', 'removeOnComplete', 'removeOnFail', 'deduplication', 'group']);
 
 function keep(field: string, value: unknown, dflt: KeepJobs): [number, number] {
   if (value === undefined) value = dflt;
@@ -91,6 +105,19 @@ function deduplication(value: unknown): { id: string; ttl: number } {
   return { id, ttl };
 }
 
+/** BullMQ Pro's group option onto the lane: lane = id, priority = group.priority when given. */
+function applyGroup(out: NormalizedJobOptions, value: unknown, lane: unknown): void {
+  const g = v.plainObject('group', value);
+  for (const k of Object.keys(g)) {
+    if (k !== 'id' && k !== 'priority' && k !== 'maxSize') v.fail(`group.${k}`, 'one of the known fields (id, priority, maxSize)', k);
+  }
+  const id = v.nonEmptyString('group.id', g.id);
+  if (lane !== undefined && lane !== id) v.fail('group.id', `the same as lane (${JSON.stringify(lane)}) when both are given`, id);
+  out.lane = id;
+  if (g.priority !== undefined) out.priority = v.priority(g.priority, 'group.priority');
+  if (g.maxSize !== undefined) out.groupMaxSize = v.positiveInt('group.maxSize', g.maxSize);
+}
+
 export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJobOptions {
   const o = opts === undefined ? {} : v.plainObject(field, opts);
   for (const k of Object.keys(o)) {
@@ -109,6 +136,7 @@ export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJo
   const backoff = normalizeBackoff(o.backoff);
   if (backoff) out.backoff = backoff;
   if (o.deduplication !== undefined) out.deduplication = deduplication(o.deduplication);
+  if (o.group !== undefined) applyGroup(out, o.group, o.lane);
   return out;
 }
 

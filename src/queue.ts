@@ -2,6 +2,7 @@
  * Queue: the producer and admin side. BullMQ names: add, addBulk, getJob, getJobs,
  * getJobCounts, pause, resume, drain, clean, obliterate, close; plus lanes.
  */
+import { GroupMaxSizeExceededError } from './pro/errors.js';
 import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
 import { ClosedError, errorFromCode, ActiveJobsError, InvalidStateError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
@@ -153,6 +154,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       keepFailed: n.keepFailed,
       dedupId: n.deduplication?.id,
       dedupTtl: n.deduplication?.ttl,
+      groupMaxSize: n.groupMaxSize,
     };
   }
 
@@ -201,7 +203,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
           const replies = await scripts.add(this.ctx, chunk.map((p) => p.args));
           replies.forEach((r, k) => {
             const { args, resolve, reject } = chunk[k];
-            if (r.created) resolve(this.snapshot(r.id, args));
+            if (r.groupFull) reject(new GroupMaxSizeExceededError(args.lane, args.groupMaxSize!));
+            else if (r.created) resolve(this.snapshot(r.id, args));
             // Not created: an existing jobId, or deduplicated (a throttle holder may be gone).
             else this.getJob(r.id).then((j) => resolve(j ?? this.snapshot(r.id, args)), reject);
           });
@@ -247,6 +250,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
     const built = await Promise.all(batches.map(async (batch) => {
       const replies = await scripts.add(this.ctx, batch);
+      const full = replies.findIndex((r) => r.groupFull);
+      // group.maxSize in a bulk (BullMQ Pro has none): the other jobs are added, then the bulk rejects.
+      if (full >= 0) throw new GroupMaxSizeExceededError(batch[full]!.lane, batch[full]!.groupMaxSize!);
       const existing = replies.filter((r) => !r.created).map((r) => r.id);
       const loaded = existing.length === 0 ? undefined : new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
       return replies.map((r, k) => (r.created ? this.snapshot(r.id, batch[k]!) : loaded?.get(r.id) ?? this.snapshot(r.id, batch[k]!)) as Job<DataType, ReturnType, NameType>);

@@ -5,6 +5,7 @@
  * idle worker blocks on the queue's wake list instead of polling; leases are renewed in one call
  * (worker-upkeep.ts).
  */
+import { applyGroupDefaults, workerGroupDefaults, type GroupDefaults, type WorkerGroupOptions } from './pro/groups.js';
 import { EventEmitter } from 'node:events';
 import { retryPlan, type BackoffStrategy } from './backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
@@ -69,6 +70,14 @@ export interface WorkerOptions extends SandboxedOptions {
    */
   limiter?: { max: number; duration: number };
   /**
+   * BullMQ Pro's group defaults: `concurrency` (most jobs of one group active at once, across
+   * all workers) and `limit` ({ max, duration } per group) for every group without its own
+   * setting (queue.setGroupConcurrency / setGroupRateLimit win); jobs without a group are not
+   * limited by them. Stored in the queue's meta when the worker starts; the last worker started
+   * with this option wins. Default none. See docs/compat-notes/pro.md.
+   */
+  group?: WorkerGroupOptions;
+  /**
    * Serve a sharded queue (`new Queue(name, { shards })`): the same count as the queue's.
    * `concurrency` is then shared by all shards. See docs/scaling.md. Default: a plain queue.
    */
@@ -104,6 +113,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
   private readonly maxEventValueBytes!: number;
   private readonly pool: SlotPool | undefined;
   private readonly limiter: { max: number; duration: number } | undefined;
+  private readonly groupDefaults: GroupDefaults | undefined;
   private readonly running = new Map<string, Running>();
   private reserved = 0;
   /** Completed jobs waiting for the next settle call (see settleCompleted). */
@@ -165,6 +175,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
         duration: v.integerIn('limiter.duration', l.duration, 1, 86_400_000),
       };
     }
+    this.groupDefaults = workerGroupDefaults(opts.group);
     this.maxEventValueBytes = opts.maxEventValueBytes === undefined ? 16384 : v.nonNegativeInt('maxEventValueBytes', opts.maxEventValueBytes);
     this.conn = openConnection(opts.connection, { persistent: true });
     this.ctx = {
@@ -345,10 +356,11 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
 
   /** Stores the limiter option in the queue's meta before the first claim (retried until it lands). */
   private async applyLimiter(): Promise<void> {
-    if (!this.limiter) return;
+    if (!this.limiter && !this.groupDefaults) return;
     for (let failures = 1; !this.stopping; failures++) {
       try {
-        await this.conn.client.hset(this.keys.meta, 'rlmax', this.limiter.max, 'rldur', this.limiter.duration);
+        if (this.limiter) await this.conn.client.hset(this.keys.meta, 'rlmax', this.limiter.max, 'rldur', this.limiter.duration);
+        if (this.groupDefaults) await applyGroupDefaults(this.ctx, this.groupDefaults);
         return;
       } catch (err) {
         if (this.stopping) return;

@@ -2,16 +2,18 @@
 -- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, laneBase, jobBase
 -- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
---   (id - 1) mod step names the shard), [2] option record count m, then m option records of 11
+--   (id - 1) mod step names the shard), [2] option record count m, then m option records of 12
 --   fields: opts (JSON), priority (integer 0..2097151), lane, delay (ms as an integer string,
 --   '0' = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all), keepCompletedAgeMs (0 = no
 --   age limit), keepFailedCount, keepFailedAgeMs, dedupId ('' = none), dedupTtlMs (0 = simple
---   mode: held while the job is live); then 4 fields per job: id ('' = next numeric id), name,
+--   mode: held while the job is live), groupMaxSize ('' = none: BullMQ Pro's group.maxSize, most
+--   waiting jobs the lane may hold for the add to go ahead); then 4 fields per job: id ('' = next numeric id), name,
 --   data (JSON), option record number (1..m). Jobs of a bulk mostly share their options: the
---   caller sends each distinct run of options once, and a job costs 4 arguments, not 14.
+--   caller sends each distinct run of options once, and a job costs 4 arguments, not 16.
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
---   nothing is written but the event).
+--   nothing is written but the event), or -5 when the job's lane already holds groupMaxSize
+--   waiting jobs (nothing is written for that job; id '').
 -- Errors: none (input is validated by the caller before the call).
 -- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
 --   existing job, and dedupId when deduplicated by id) instead when nothing was created.
@@ -32,13 +34,13 @@ local readyAdded = false
 local recs = {}
 local m = tonumber(ARGV[2])
 for r = 1, m do
-  local a = 3 + (r - 1) * 11
+  local a = 3 + (r - 1) * 12
   local p, d = ARGV[a + 1], ARGV[a + 3]
   recs[r] = { opts = ARGV[a], prio = p == '0' and 0 or tonumber(p), lane = ARGV[a + 2],
     delay = d == '0' and 0 or tonumber(d), lifo = ARGV[a + 4], kc = ARGV[a + 5], ka = ARGV[a + 6],
-    kfc = ARGV[a + 7], kfa = ARGV[a + 8], dd = ARGV[a + 9], ddTtl = ARGV[a + 10] }
+    kfc = ARGV[a + 7], kfa = ARGV[a + 8], dd = ARGV[a + 9], ddTtl = ARGV[a + 10], gmax = ARGV[a + 11] }
 end
-local JOB0 = 3 + m * 11 -- the first job's first field
+local JOB0 = 3 + m * 12 -- the first job's first field
 local jobRec = {}
 for j = 0, n - 1 do jobRec[j] = recs[tonumber(ARGV[JOB0 + j * 4 + 3])] end
 
@@ -70,6 +72,11 @@ local function takeCounter()
   end
   return redis.call('HINCRBY', K.meta, 'id', 1)
 end
+-- group.maxSize: the lane's waiting jobs, counting those this call added (still in laneBatch).
+local function groupFull(lane, max)
+  local l = laneBatch.lanes[lane]
+  return redis.call('ZCARD', K.laneBase .. lane) + (l and #l / 2 or 0) >= max
+end
 beginLaneBatch()
 local spec = { held = 0 }
 
@@ -87,7 +94,10 @@ for j = 0, n - 1 do
     id = string.format('%d', (takeCounter() - 1) * idStep + idOffset + 1)
   end
   local jk = K.jobBase .. id
-  if holder then
+  if rec.gmax ~= '' and groupFull(rec.lane, tonumber(rec.gmax)) then
+    out[#out + 1] = ''
+    out[#out + 1] = -5
+  elseif holder then
     out[#out + 1] = holder
     out[#out + 1] = 0
     emit('duplicated', 'jobId', holder, 'dedupId', dd)

@@ -54,6 +54,8 @@ export interface AddJobArgs extends NewJobArgs {
   /** Deduplication id ('' or absent = none) and throttle ttl in ms (0 = simple mode). */
   dedupId?: string;
   dedupTtl?: number;
+  /** BullMQ Pro's group.maxSize (absent = none). */
+  groupMaxSize?: number;
 }
 
 /** A claimed job: its id and its hash as a field/value list. */
@@ -91,11 +93,13 @@ function sameOptions(a: AddJobArgs, b: AddJobArgs): boolean {
   return a.opts === b.opts && a.priority === b.priority && a.lane === b.lane && a.delay === b.delay && a.lifo === b.lifo
     && a.keepCompleted[0] === b.keepCompleted[0] && a.keepCompleted[1] === b.keepCompleted[1]
     && a.keepFailed[0] === b.keepFailed[0] && a.keepFailed[1] === b.keepFailed[1]
-    && (a.dedupId ?? '') === (b.dedupId ?? '') && (a.dedupTtl ?? 0) === (b.dedupTtl ?? 0);
+    && (a.dedupId ?? '') === (b.dedupId ?? '') && (a.dedupTtl ?? 0) === (b.dedupTtl ?? 0)
+    && a.groupMaxSize === b.groupMaxSize;
 }
 
 export const scripts = {
-  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[]): Promise<Array<{ id: string; created: boolean }>> {
+  /** groupFull: not created because the job's group (lane) holds group.maxSize waiting jobs. */
+  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[]): Promise<Array<{ id: string; created: boolean; groupFull?: true }>> {
     // add.lua takes each run of jobs with the same options as one option record, and 4
     // arguments per job (id, name, data, record number): fewer arguments to encode and parse.
     const records: Array<string | number> = [];
@@ -105,7 +109,7 @@ export const scripts = {
     for (const j of jobs) {
       if (!prev || !sameOptions(prev, j)) {
         records.push(j.opts, j.priority, j.lane, j.delay, j.lifo ? '1' : '0',
-          ...keepArgs(j.keepCompleted, DEFAULT_KEEP_COMPLETED), ...keepArgs(j.keepFailed, DEFAULT_KEEP_FAILED), j.dedupId ?? '', j.dedupTtl ?? 0);
+          ...keepArgs(j.keepCompleted, DEFAULT_KEEP_COMPLETED), ...keepArgs(j.keepFailed, DEFAULT_KEEP_FAILED), j.dedupId ?? '', j.dedupTtl ?? 0, j.groupMaxSize ?? '');
         rec++;
       }
       perJob.push(j.id, j.name, j.data, rec);
@@ -113,8 +117,11 @@ export const scripts = {
     }
     const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, ...records, ...perJob];
     const r = (await raw.add(ctx, args)) as Array<string | number>;
-    const out: Array<{ id: string; created: boolean }> = [];
-    for (let i = 0; i < r.length; i += 2) out.push({ id: String(r[i]), created: Number(r[i + 1]) === 1 });
+    const out: Array<{ id: string; created: boolean; groupFull?: true }> = [];
+    for (let i = 0; i < r.length; i += 2) {
+      const c = Number(r[i + 1]);
+      out.push(c === -5 ? { id: '', created: false, groupFull: true } : { id: String(r[i]), created: c === 1 });
+    }
     return out;
   },
 

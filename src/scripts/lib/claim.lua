@@ -191,9 +191,9 @@ local function claimJobs(n, leaseMs, now, out, passWake)
     local lim, act, rmax, rdur, rused, rk = -1, 0, nil, nil, nil, nil
     if cfg then
       if not share then share = tonumber(redis.call('HGET', K.lweight, lane) or '1') end
-      lim = tonumber(redis.call('HGET', K.llimit, lane) or '-1')
+      lim = tonumber(laneLimitOf(lane) or '-1')
       if lim >= 0 then act = tonumber(redis.call('HGET', K.lactive, lane) or '0') end
-      local rateCfg = redis.call('HGET', K.lrate, lane)
+      local rateCfg = laneRateOf(lane)
       if rateCfg then
         rmax, rdur = parseRate(rateCfg)
         rk = K.lrateBase .. lane

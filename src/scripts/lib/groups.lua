@@ -1,0 +1,42 @@
+-- Group defaults (BullMQ Pro's Worker option group: { concurrency, limit }): the concurrency
+-- limit and rate limit of every lane that has none of its own, except the default lane (jobs
+-- without a group). Stored in meta gconc ("n") and grate ("max:durationMs"); while either is
+-- set, lcfg also holds the member '' (never a lane name), so the SCARD that laneHasCfg reads
+-- anyway tells a queue without defaults apart at no cost. A lane's own setting (llimit, lrate)
+-- wins. Scripts without the lcfg key (add) see no defaults: a lane they admit at its limit
+-- leaves the ring at its first claim turn.
+local groupDef
+
+-- Per-call state of this file (see reset_common in lib/common.lua).
+local function reset_groups()
+  groupDef = nil
+end
+
+-- The defaults as { lim = number|nil, rate = string|nil }, or false; read once per call.
+local function groupDefaults()
+  if groupDef == nil then
+    groupDef = false
+    local lcfg = K.lcfg
+    if lcfg and redis.call('SISMEMBER', lcfg, '') == 1 then
+      local r = redis.call('HMGET', K.meta, 'gconc', 'grate')
+      groupDef = { lim = r[1], rate = r[2] }
+    end
+  end
+  return groupDef
+end
+
+-- The lane's concurrency limit (string) or nil: its own, else the group default.
+local function laneLimitOf(lane)
+  local own = redis.call('HGET', K.llimit, lane)
+  if own or lane == DEFAULT_LANE then return own end
+  local d = groupDefaults()
+  return d and d.lim or nil
+end
+
+-- The lane's rate ("max:durationMs") or nil: its own, else the group default.
+local function laneRateOf(lane)
+  local own = redis.call('HGET', K.lrate, lane)
+  if own or lane == DEFAULT_LANE then return own end
+  local d = groupDefaults()
+  return d and d.rate or nil
+end
