@@ -141,6 +141,8 @@ export class FlowProducer extends EventEmitter {
     delete plain.failParentOnFailure;
     delete plain.ignoreDependencyOnFailure;
     const n = normalizeJobOptions(plain, `${field}.opts`);
+    // group.maxSize is checked by the add script only (BullMQ Pro has it on add alone).
+    if (n.groupMaxSize !== undefined) v.fail(`${field}.opts.group.maxSize`, 'absent (flow jobs are not limited by group size)', n.groupMaxSize);
     const id = n.jobId ?? randomUUID();
     const keys = queueKeys(queueName, prefix);
     const key = jobKey(keys, id);

@@ -103,7 +103,7 @@ export async function removeGroupRateLimit(ctx: ScriptContext, id: unknown): Pro
 
 /**
  * Ms until the group may start jobs again: a window set by rateLimitGroup, or the group's rate
- * window. With maxJobs, the rate window counts only once maxJobs jobs started in it (0 before).
+ * window. With maxJobs, 0 while fewer than maxJobs jobs started in the group's rate window.
  * As BullMQ's getRateLimitTtl: -2 when there is no window.
  */
 export async function getGroupRateLimitTtl(ctx: ScriptContext, id: unknown, maxJobs?: unknown): Promise<number> {
@@ -120,13 +120,13 @@ export async function getGroupRateLimitTtl(ctx: ScriptContext, id: unknown, maxJ
   });
   const [sec, usec] = r[0] as [string, string];
   const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+  const used = r[2] === null ? undefined : Number(r[2]);
+  // Fewer than maxJobs started in the group's rate window: not limited by it.
+  if (max !== undefined && used !== undefined && used < max) return 0;
   const waitUntil = r[1] === null ? undefined : Number(r[1]);
   if (waitUntil !== undefined && waitUntil > now) return waitUntil - now;
-  const used = r[2] === null ? undefined : Number(r[2]);
-  const ttl = Number(r[3]);
   if (used === undefined) return -2;
-  if (max !== undefined && used < max) return 0;
-  return ttl;
+  return Number(r[3]);
 }
 
 /** pauseGroup(id): false when it was paused already. Remembered for a group without jobs. */

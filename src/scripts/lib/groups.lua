@@ -2,9 +2,10 @@
 -- limit and rate limit of every lane that has none of its own, except the default lane (jobs
 -- without a group). Stored in meta gconc ("n") and grate ("max:durationMs"); while either is
 -- set, lcfg also holds the member '' (never a lane name), so the SCARD that laneHasCfg reads
--- anyway tells a queue without defaults apart at no cost. A lane's own setting (llimit, lrate)
--- wins. Scripts without the lcfg key (add) see no defaults: a lane they admit at its limit
--- leaves the ring at its first claim turn.
+-- anyway tells a queue without defaults apart at no cost on the claim path. A lane's own
+-- setting (llimit, lrate) wins. laneServiceable (a lane entering the ring) reads the defaults
+-- with one HMGET per script call, and only for a lane other than the default lane that has no
+-- limit of its own.
 local groupDef
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
@@ -15,12 +16,8 @@ end
 -- The defaults as { lim = number|nil, rate = string|nil }, or false; read once per call.
 local function groupDefaults()
   if groupDef == nil then
-    groupDef = false
-    local lcfg = K.lcfg
-    if lcfg and redis.call('SISMEMBER', lcfg, '') == 1 then
-      local r = redis.call('HMGET', K.meta, 'gconc', 'grate')
-      groupDef = { lim = r[1], rate = r[2] }
-    end
+    local r = redis.call('HMGET', K.meta, 'gconc', 'grate')
+    groupDef = (r[1] or r[2]) and { lim = r[1], rate = r[2] } or false
   end
   return groupDef
 end
