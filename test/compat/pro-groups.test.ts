@@ -10,9 +10,11 @@ import {
   FlowProducerPro, GroupMaxSizeExceededError, JobPro, QueuePro, WorkerPro,
   FlowProducer, Job, Queue, ValidationError, Worker, type WorkerGroupOptions,
 } from '../../src/index.js';
-import { qname, redisUrl, sleep, waitFor } from '../helpers.js';
+import { client, qname, redisUrl, sleep, waitFor } from '../helpers.js';
+import { assertLaneInvariant } from '../lane-invariant.js';
 
 const connection = redisUrl();
+const c = client();
 const queues: Queue[] = [];
 const workers: Worker[] = [];
 
@@ -36,7 +38,9 @@ afterEach(async () => {
     await q.close();
   }
 });
-afterAll(async () => {});
+afterAll(async () => {
+  await c.quit();
+});
 
 /** Per-group runs in flight now and the most seen at once, counted by the processors. */
 class GroupTracker {
@@ -126,11 +130,13 @@ describe('concurrency (Worker option group.concurrency)', () => {
     };
     for (let i = 0; i < 3; i++) worker(q, fn, { concurrency: 10, group: { concurrency: 2 } });
     // Redis' own count, sampled while the workers run.
-    while (tracker.done.length < 75) {
+    for (let round = 0; tracker.done.length < 75; round++) {
       for (const g of groups) {
         const n = await q.getGroupActiveCount(g);
         if (n > (sampled.get(g) ?? 0)) sampled.set(g, n);
       }
+      // The ring holds exactly the groups under their limit (own or default) while workers run.
+      if (round % 10 === 0) await assertLaneInvariant(c, q.keys);
       await sleep(3);
     }
     for (const g of ['g1', 'g2', 'g3']) {
@@ -146,6 +152,7 @@ describe('concurrency (Worker option group.concurrency)', () => {
     expect(await q.getGroupConcurrency('g1')).toBe(2); // the workers' default
     await q.removeGroupConcurrency('g4');
     expect(await q.getGroupConcurrency('g4')).toBe(2);
+    await assertLaneInvariant(c, q.keys);
   });
 });
 
@@ -254,6 +261,7 @@ describe('pausing groups', () => {
     expect(await q.resumeGroup('p')).toBe(true);
     expect(await q.resumeGroup('p')).toBe(false);
     await waitFor(() => done.length === 10, 5000, 'the resumed group');
+    await assertLaneInvariant(c, q.keys);
     expect(await q.getGroupStatus('p')).toBe(null);
   });
 });
