@@ -17,7 +17,8 @@ local READMIT_BATCH = 100
 local RATE_BLOCK = 1125899906842624
 
 -- The meta fields a claim reads, in one HMGET per script call (also sets emit's events cap):
--- 1 paused, 2 conc, 3 rlmax, 4 rldur, 5 tl, 6 tk, 7 blk, 8 evmax, 9 dly, 10 rlw.
+-- 1 paused, 2 conc, 3 rlmax, 4 rldur, 5 tl, 6 tk, 7 blk, 8 evmax, 9 dly, 10 rlw, 11 gconc,
+-- 12 grate (the Worker's group defaults, lib/groups.lua: read here so they cost no call).
 local metaRow
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
@@ -27,8 +28,9 @@ end
 local function readMeta()
   if not metaRow then
     metaRow = redis.call('HMGET', K.meta, 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk',
-      'evmax', 'dly', 'rlw')
+      'evmax', 'dly', 'rlw', 'gconc', 'grate')
     evmax = metaRow[8] or '10000'
+    noteGroupDefaults(metaRow[11], metaRow[12])
   end
   return metaRow
 end

@@ -13,11 +13,16 @@ local function reset_groups()
   groupDef = nil
 end
 
--- The defaults as { lim = number|nil, rate = string|nil }, or false; read once per call.
+-- Takes the defaults from a meta read the caller made anyway (lib/claim.lua readMeta).
+local function noteGroupDefaults(conc, rate)
+  groupDef = (conc or rate) and { lim = conc, rate = rate } or false
+end
+
+-- The defaults as { lim = string|false, rate = string|false }, or false; read once per call.
 local function groupDefaults()
   if groupDef == nil then
     local r = redis.call('HMGET', K.meta, 'gconc', 'grate')
-    groupDef = (r[1] or r[2]) and { lim = r[1], rate = r[2] } or false
+    noteGroupDefaults(r[1], r[2])
   end
   return groupDef
 end
