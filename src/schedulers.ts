@@ -184,6 +184,8 @@ export async function upsertJobScheduler(
   delete merged.delay;
   delete merged.deduplication;
   const n = normalizeJobOptions(merged, 'template.opts');
+  // group.maxSize is checked by the add script only; a scheduler's jobs are made by others.
+  if (n.groupMaxSize !== undefined) v.fail('template.opts.group.maxSize', 'absent (scheduled jobs are not limited by group size)', n.groupMaxSize);
   let firstCronSlot: number | undefined;
   if (r.pattern !== undefined) {
     const now = await redisNow(ctx.client);

@@ -94,7 +94,7 @@ describe('the group job option', () => {
     expect(ok.lane).toBe('g');
   });
 
-  it('works in flows (children in groups)', async () => {
+  it('works in flows (children in groups) and job schedulers', async () => {
     const q = queue('flow');
     const flow = new FlowProducerPro({ connection });
     try {
@@ -106,6 +106,10 @@ describe('the group job option', () => {
       expect((await q.getGroupJobs('tenant-1', 0, -1)).map((j) => j.name)).toEqual(['child']);
       // maxSize is checked by the add script; a flow refuses it instead of ignoring it.
       await expect(flow.add({ name: 'p', queueName: q.name, data: {}, opts: { group: { id: 'x', maxSize: 1 } } })).rejects.toThrow(/maxSize/);
+      // So does a job scheduler's template; its group itself works.
+      await expect(q.upsertJobScheduler('s', { every: 60_000 }, { name: 't', opts: { group: { id: 'x', maxSize: 1 } } })).rejects.toThrow(/maxSize/);
+      const first = await q.upsertJobScheduler('s2', { every: 60_000 }, { name: 't', opts: { group: { id: 'tenant-2' } } });
+      expect(first!.lane).toBe('tenant-2');
     } finally {
       await flow.close();
     }
