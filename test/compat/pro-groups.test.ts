@@ -133,9 +133,12 @@ describe('concurrency (Worker option group.concurrency)', () => {
       tracker.leave(g);
     };
     for (let i = 0; i < 3; i++) worker(q, fn, { concurrency: 10, group: { concurrency: 2 } });
+    // A group that appears after the workers started gets the default too.
+    await waitFor(async () => (await q.getGroupConcurrency('g5')) === 2, 5000, 'the defaults stored');
+    await q.addBulk(Array.from({ length: 10 }, (_, i) => ({ name: `g5-${i}`, data: {}, opts: { group: { id: 'g5' } } })));
     // Redis' own count, sampled while the workers run.
-    for (let round = 0; tracker.done.length < 75; round++) {
-      for (const g of groups) {
+    for (let round = 0; tracker.done.length < 85; round++) {
+      for (const g of [...groups, 'g5']) {
         const n = await q.getGroupActiveCount(g);
         if (n > (sampled.get(g) ?? 0)) sampled.set(g, n);
       }
@@ -143,10 +146,11 @@ describe('concurrency (Worker option group.concurrency)', () => {
       if (round % 10 === 0) await assertLaneInvariant(c, q.keys);
       await sleep(3);
     }
-    for (const g of ['g1', 'g2', 'g3']) {
-      expect(tracker.max.get(g)).toBe(2);
+    for (const g of ['g1', 'g2', 'g3', 'g5']) {
+      expect(tracker.max.get(g)).toBeLessThanOrEqual(2);
       expect(sampled.get(g) ?? 0).toBeLessThanOrEqual(2);
     }
+    for (const g of ['g1', 'g2', 'g3']) expect(tracker.max.get(g)).toBe(2); // reached: the limit is 2, not less
     expect(tracker.max.get('g4')).toBeGreaterThan(2);
     expect(tracker.max.get('g4')).toBeLessThanOrEqual(4);
     expect(sampled.get('g4') ?? 0).toBeLessThanOrEqual(4);
@@ -157,6 +161,15 @@ describe('concurrency (Worker option group.concurrency)', () => {
     await q.removeGroupConcurrency('g4');
     expect(await q.getGroupConcurrency('g4')).toBe(2);
     await assertLaneInvariant(c, q.keys);
+  });
+});
+
+describe('the Worker option group', () => {
+  it('is validated', () => {
+    const bad = [{ concurrency: 0 }, { concurrency: 1.5 }, { limit: { max: 0, duration: 10 } }, { limit: { max: 1 } }, { size: 1 }];
+    for (const group of bad) {
+      expect(() => new WorkerPro('v', async () => {}, { connection, autorun: false, group: group as WorkerGroupOptions })).toThrow(ValidationError);
+    }
   });
 });
 
