@@ -368,6 +368,31 @@ describe('getters', () => {
   });
 });
 
+describe('jobs without a group', () => {
+  it('take their turn in the rotation; a weight on the default lane comes close to Pro\'s "ungrouped first"', async () => {
+    const q = queue('ungrouped');
+    for (const g of ['g1', 'g2', 'g3']) await q.addBulk(Array.from({ length: 5 }, (_, i) => ({ name: `${g}-${i}`, data: {}, opts: { group: { id: g } } })));
+    await q.addBulk(Array.from({ length: 30 }, (_, i) => ({ name: `none-${i}`, data: {} })));
+    // echomq's rule: the default lane is one more lane in the ring.
+    const seen: string[] = [];
+    const w = worker(q, (job) => void seen.push(groupOf(job)));
+    await waitFor(() => seen.length === 45, 5000, 'all jobs');
+    expect(seen.slice(0, 8)).toEqual(['g1', 'g2', 'g3', 'none', 'g1', 'g2', 'g3', 'none']);
+    await w.close();
+
+    // Pro's rule, nearly: with weight 1000 the default lane is served up to 1,000 jobs per turn,
+    // so at most one job of each group that is ahead of it in the ring goes before them.
+    await q.lanes.setWeight('default', 1000);
+    for (const g of ['g1', 'g2', 'g3']) await q.addBulk(Array.from({ length: 5 }, (_, i) => ({ name: `${g}-${i}`, data: {}, opts: { group: { id: g } } })));
+    await q.addBulk(Array.from({ length: 30 }, (_, i) => ({ name: `none-${i}`, data: {} })));
+    const seen2: string[] = [];
+    worker(q, (job) => void seen2.push(groupOf(job)));
+    await waitFor(() => seen2.length === 45, 5000, 'all jobs again');
+    const lastUngrouped = seen2.lastIndexOf('none');
+    expect(seen2.slice(0, lastUngrouped + 1).filter((g) => g !== 'none').length).toBeLessThanOrEqual(3);
+  });
+});
+
 describe('fairness', () => {
   it('a burst of 3,000 in one group does not hold back two quiet groups of 100 (concurrency 10)', async () => {
     const q = queue('fair');
