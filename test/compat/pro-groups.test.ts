@@ -173,6 +173,32 @@ describe('the Worker option group', () => {
   });
 });
 
+describe('changing the group defaults', () => {
+  it('a worker started with group: {} clears them, and a group held by the old limit flows at once', async () => {
+    const q = queue('defaults');
+    await q.addBulk(Array.from({ length: 5 }, (_, i) => ({ name: `h${i}`, data: {}, opts: { group: { id: 'held' } } })));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const done: string[] = [];
+    worker(q, async (job) => {
+      if (job.name === 'h0') await gate;
+      done.push(job.name);
+    }, { concurrency: 5, group: { concurrency: 1 } });
+    await waitFor(async () => (await q.getGroupActiveCount('held')) === 1, 5000, 'h0 active');
+    await sleep(50);
+    expect(done).toEqual([]); // the group is at its default limit of 1
+    expect(await q.getGroupStatus('held')).toBe('maxed');
+    await assertLaneInvariant(c, q.keys);
+    worker(q, (job) => void done.push(job.name), { concurrency: 5, group: {} });
+    // The other four run while h0 is still running: the group left its limit behind.
+    await waitFor(() => done.length === 4, 5000, 'the other four');
+    expect(await q.getGroupConcurrency('held')).toBe(null);
+    await assertLaneInvariant(c, q.keys);
+    release();
+    await waitFor(() => done.length === 5, 5000, 'h0');
+  });
+});
+
 describe('rate limiting', () => {
   it('Worker option group.limit limits every group, not the jobs without a group', async () => {
     const q = queue('rate');
