@@ -354,7 +354,7 @@ export class Worker<D = any, R = any, N extends string = string> extends EventEm
     else await this.settleFailed(run, toError(error));
   }
 
-  /** Stores the limiter option in the queue's meta before the first claim (retried until it lands). */
+  /** Stores the limiter and group options in the queue's meta before the first claim (retried until it lands). */
   private async applyLimiter(): Promise<void> {
     if (!this.limiter && !this.groupDefaults) return;
     for (let failures = 1; !this.stopping; failures++) {
