@@ -214,6 +214,8 @@ export class FlowProducer extends EventEmitter {
       if (e instanceof ValidationError && !e.field.startsWith(field)) throw v.renamed(e, `${field}.opts.${e.field}`);
       throw e;
     }
+    // group.maxSize is checked by the add script only (BullMQ Pro has it on add alone).
+    if (n.groupMaxSize !== undefined) v.fail(`${field}.opts.group.maxSize`, 'absent (flow jobs are not limited by group size)', n.groupMaxSize);
     const id = n.jobId ?? randomUUID();
     const keys = queueKeys(queueName, prefix);
     const key = jobKey(keys, id);

@@ -13,6 +13,7 @@ export { Job, type JobState, type JobContext } from './job.js';
 export { type RetryOptions, type JobJson, type JobJsonSandbox, type ParentKeys } from './job.js';
 export { type DependenciesOpts, type DependencyOpts, type JobDependencies, type DependencyCounts } from './job.js';
 export { LaneControls } from './lanes.js';
+export { QueuePro, WorkerPro, JobPro, FlowProducerPro, GroupMaxSizeExceededError, type WorkerGroupOptions, type GroupOptions, type GroupStatus, GROUP_STATUSES } from './pro/index.js';
 export { type LaneInfo, type JobCounts, type JobStateName, JOB_STATES } from './inspect.js';
 export { type JobType, JOB_TYPES, DEFAULT_JOB_TYPES } from './inspect.js';
 export { type QueueMeta, type DependencyItem } from './queue-getters.js';

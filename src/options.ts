@@ -77,6 +77,18 @@ export interface JobOptions {
    * never repeats; echomq does the same. Use `queue.upsertJobScheduler`.
    */
   repeat?: Record<string, unknown>;
+  /** BullMQ Pro's group (docs/compat-notes/pro.md): the job goes to lane `id`, with `priority` inside it. */
+  group?: GroupOptions;
+}
+
+/** BullMQ Pro's group option. A group is a lane: `id` is its name. */
+export interface GroupOptions {
+  /** Group (lane) id: a non-empty string, as in BullMQ Pro v2+. */
+  id: string;
+  /** Priority inside the group (as the job option priority; wins over it). */
+  priority?: number;
+  /** Refuse the add (GroupMaxSizeExceededError) when the group already holds this many waiting jobs. */
+  maxSize?: number;
 }
 
 export interface DeduplicationOptions {
@@ -141,6 +153,8 @@ export interface NormalizedJobOptions {
   sizeLimit?: number;
   parent?: ParentOptions;
   policy: FailurePolicy;
+  /** group.maxSize: most waiting jobs the lane may hold for the add to go ahead. */
+  groupMaxSize?: number;
 }
 
 export interface NormalizedDedup {
@@ -153,7 +167,7 @@ export interface NormalizedDedup {
 const KNOWN = new Set([
   'priority', 'lane', 'delay', 'jobId', 'attempts', 'backoff', 'lifo', 'removeOnComplete', 'removeOnFail', 'deduplication',
   'timestamp', 'stackTraceLimit', 'sizeLimit', 'keepLogs', 'parent', 'failParentOnFailure', 'continueParentOnFailure',
-  'ignoreDependencyOnFailure', 'removeDependencyOnFailure', 'telemetry', 'prevMillis', 'repeatJobKey', 'repeat',
+  'ignoreDependencyOnFailure', 'removeDependencyOnFailure', 'telemetry', 'prevMillis', 'repeatJobKey', 'repeat', 'group',
 ]);
 /** BullMQ's order when it names the failure policies that exclude each other. */
 const EXCLUSIVE = ['removeDependencyOnFailure', 'failParentOnFailure', 'continueParentOnFailure', 'ignoreDependencyOnFailure'] as const;
@@ -242,6 +256,19 @@ function failurePolicy(o: Record<string, unknown>, field: string): FailurePolicy
   return policy;
 }
 
+/** BullMQ Pro's group option onto the lane: lane = id, priority = group.priority when given. */
+function applyGroup(out: NormalizedJobOptions, value: unknown, lane: unknown): void {
+  const g = v.plainObject('group', value);
+  for (const k of Object.keys(g)) {
+    if (k !== 'id' && k !== 'priority' && k !== 'maxSize') v.fail(`group.${k}`, 'one of the known fields (id, priority, maxSize)', k);
+  }
+  const id = v.nonEmptyString('group.id', g.id);
+  if (lane !== undefined && lane !== id) v.fail('group.id', `the same as lane (${JSON.stringify(lane)}) when both are given`, id);
+  out.lane = id;
+  if (g.priority !== undefined) out.priority = v.priority(g.priority, 'group.priority');
+  if (g.maxSize !== undefined) out.groupMaxSize = v.positiveInt('group.maxSize', g.maxSize);
+}
+
 export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJobOptions {
   const o = opts === undefined ? {} : v.plainObject(field, opts);
   for (const k in o) {
@@ -298,6 +325,7 @@ export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJo
       v.failAs('Deduplication and parent options cannot be used together', 'deduplication', 'absent on a job with a parent', o.deduplication);
     }
   }
+  if (o.group !== undefined) applyGroup(out, o.group, o.lane);
   return out;
 }
 

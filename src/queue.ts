@@ -4,6 +4,7 @@
  * maintenance commands, whose work lives in queue-maintenance.ts; plus lanes. The read side is
  * QueueGetters (queue-getters.ts), identity QueueBase (queue-base.ts).
  */
+import { GroupMaxSizeExceededError } from './pro/errors.js';
 import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
 import { errorFromCode, ActiveJobsError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
@@ -198,6 +199,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       keepFailed: n.keepFailed,
       dedupId: n.deduplication?.id,
       dedupTtl: n.deduplication?.ttl,
+      groupMaxSize: n.groupMaxSize,
     };
     if (n.deduplication?.mode) args.dedupMode = n.deduplication.mode;
     if (n.timestamp !== undefined) args.timestamp = n.timestamp;
@@ -251,6 +253,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
           replies.forEach((r, k) => {
             const { args, resolve, reject } = chunk[k];
             if (r.error) reject(r.error);
+            else if (r.groupFull) reject(new GroupMaxSizeExceededError(args.lane, args.groupMaxSize!));
             else if (r.created) resolve(this.snapshot(r.id, args));
             // Not created: an existing jobId, or deduplicated (a throttle holder may be gone).
             else this.getJob(r.id).then((j) => resolve(j ?? this.snapshot(r.id, args)), reject);
@@ -299,6 +302,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       const replies = await scripts.add(this.ctx, batch);
       const failed = replies.find((r) => r.error);
       if (failed) throw failed.error;
+      const full = replies.findIndex((r) => r.groupFull);
+      // group.maxSize in a bulk (BullMQ Pro has none): the other jobs are added, then the bulk rejects.
+      if (full >= 0) throw new GroupMaxSizeExceededError(batch[full]!.lane, batch[full]!.groupMaxSize!);
       const existing = replies.filter((r) => !r.created).map((r) => r.id);
       const loaded = existing.length === 0 ? undefined : new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
       return replies.map((r, k) => (r.created ? this.snapshot(r.id, batch[k]!) : loaded?.get(r.id) ?? this.snapshot(r.id, batch[k]!)) as Job<DataType, ReturnType, NameType>);

@@ -241,6 +241,8 @@ export async function upsertJobScheduler(
   delete merged.delay;
   delete merged.deduplication;
   const n = normalizeJobOptions(merged, 'template.opts');
+  // group.maxSize is checked by the add script only; a scheduler's jobs are made by others.
+  if (n.groupMaxSize !== undefined) v.fail('template.opts.group.maxSize', 'absent (scheduled jobs are not limited by group size)', n.groupMaxSize);
   // BullMQ makes nothing (and stores nothing) when the start count is already past the limit.
   if (r.count !== undefined && r.limit !== undefined && r.count + 1 > r.limit) return undefined;
   const now = await redisNow(ctx.client);

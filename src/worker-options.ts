@@ -10,6 +10,7 @@ import type { SlotPool } from './sharded-worker.js';
 import { ValidationError } from './errors.js';
 import * as v from './validate.js';
 import type { SandboxedOptions } from './sandbox/index.js';
+import type { WorkerGroupOptions } from './pro/groups.js';
 
 export interface WorkerOptions extends SandboxedOptions {
   connection?: ConnectionInput;
@@ -68,6 +69,14 @@ export interface WorkerOptions extends SandboxedOptions {
    * started wins. Default none. See docs/events.md#rate-limits.
    */
   limiter?: { max: number; duration: number };
+  /**
+   * BullMQ Pro's group defaults: `concurrency` (most jobs of one group active at once, across
+   * all workers) and `limit` ({ max, duration } per group) for every group without its own
+   * setting (queue.setGroupConcurrency / setGroupRateLimit win); jobs without a group are not
+   * limited by them. Stored in the queue's meta when the worker starts; the last worker started
+   * with this option wins. Default none. See docs/migrating-from-bullmq.md.
+   */
+  group?: WorkerGroupOptions;
   /**
    * Serve a sharded queue (`new Queue(name, { shards })`): the same count as the queue's.
    * `concurrency` is then shared by all shards. See docs/scaling.md. Default: a plain queue.

@@ -21,6 +21,7 @@ import { drainOutbox, mayWriteOutbox } from './flows.js';
 import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
 import type { SlotPool } from './sharded-worker.js';
 import { createSandboxProcessor, type SandboxProcessor } from './sandbox/index.js';
+import { applyGroupDefaults, workerGroupDefaults, type GroupDefaults } from './pro/groups.js';
 import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
 import { WorkerBase, nameConnection, sleep } from './worker-base.js';
 import { extendJobLocks, failedStack, failurePlan, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
@@ -66,6 +67,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private readonly maxEventValueBytes!: number;
   private readonly pool: SlotPool | undefined;
   private readonly limiter: { max: number; duration: number } | undefined;
+  private readonly groupDefaults: GroupDefaults | undefined;
   private readonly running = new Map<string, Running>();
   private reserved = 0;
   /** Completed jobs waiting for the next settle call (see settleCompleted). */
@@ -123,6 +125,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
         duration: v.integerIn('limiter.duration', l.duration, 1, 86_400_000),
       };
     }
+    this.groupDefaults = workerGroupDefaults(opts.group);
     this.maxEventValueBytes = opts.maxEventValueBytes === undefined ? 16384 : v.nonNegativeInt('maxEventValueBytes', opts.maxEventValueBytes);
     const maxPayloadBytes = opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes);
     const keepLogs = opts.keepLogs === undefined ? 0 : v.nonNegativeInt('keepLogs', opts.keepLogs);
@@ -369,12 +372,13 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     this.poke();
   }
 
-  /** Stores the limiter option in the queue's meta before the first claim (retried until it lands). */
+  /** Stores the limiter and group options in the queue's meta before the first claim (retried until it lands). */
   private async applyLimiter(): Promise<void> {
-    if (!this.limiter) return;
+    if (!this.limiter && !this.groupDefaults) return;
     for (let failures = 1; !this.stopping; failures++) {
       try {
-        await this.conn.client.hset(this.keys.meta, 'rlmax', this.limiter.max, 'rldur', this.limiter.duration);
+        if (this.limiter) await this.conn.client.hset(this.keys.meta, 'rlmax', this.limiter.max, 'rldur', this.limiter.duration);
+        if (this.groupDefaults) await applyGroupDefaults(this.ctx, this.groupDefaults);
         return;
       } catch (err) {
         if (this.stopping) return;

@@ -4,7 +4,8 @@
  *
  *  - the ring list holds every serviceable lane exactly once and nothing else, and the inring
  *    set holds the same lanes (serviceable = has ready jobs, not paused, under its concurrency
- *    limit, not waiting in rlwait for its rate window);
+ *    limit — its own, else the Worker's group default for lanes but the default lane — and not
+ *    waiting in rlwait for its rate window);
  *  - lactive[lane] equals the number of that lane's jobs in `active` (absent = 0, never <= 0);
  *  - meta `ready` equals the sum of the lane zset sizes and `readyP` the members with score > 0;
  *  - every ready member points at a job hash that agrees (st w, same lane, prio = score,
@@ -32,7 +33,7 @@ local lactive = redis.call('HGETALL', KEYS[7])
 local lpaused = redis.call('SMEMBERS', KEYS[8])
 local lrate = redis.call('HGETALL', KEYS[9])
 local rlwait = redis.call('ZRANGE', KEYS[10], 0, -1, 'WITHSCORES')
-local meta = redis.call('HMGET', KEYS[1], 'ready', 'readyP')
+local meta = redis.call('HMGET', KEYS[1], 'ready', 'readyP', 'gconc')
 local seen, names = {}, {}
 local function add(l) if l and not seen[l] then seen[l] = true; names[#names + 1] = l end end
 for _, l in ipairs(ring) do add(l) end
@@ -74,7 +75,8 @@ export interface LaneSnapshot {
   paused: Set<string>;
   rate: Map<string, string>;
   rlwait: Map<string, number>;
-  meta: { ready: number; readyP: number };
+  /** groupLimit: the Worker option group.concurrency (meta gconc), the limit of lanes without their own but the default lane. */
+  meta: { ready: number; readyP: number; groupLimit?: number };
   /** Every id in `active` with its job hash's lane and state (null when the hash is gone). */
   active: Array<{ id: string; lane: Nullable; st: Nullable }>;
   /** Ready jobs per lane, in service order: member, score and what the job hash says. */
@@ -132,7 +134,7 @@ export async function readLaneState(c: Redis, keys: QueueKeys): Promise<LaneSnap
     paused: new Set(lpaused),
     rate: pairs(lrate),
     rlwait: numbers(pairs(rlwait)),
-    meta: { ready: Number(meta[0] ?? 0), readyP: Number(meta[1] ?? 0) },
+    meta: { ready: Number(meta[0] ?? 0), readyP: Number(meta[1] ?? 0), groupLimit: meta[2] === null ? undefined : Number(meta[2]) },
     active: active.map(([id, lane, st]) => ({ id: id as string, lane: st === null ? lane : (lane ?? 'default'), st })),
     lanes: laneMap,
   };
@@ -143,7 +145,7 @@ export function serviceableLanes(s: LaneSnapshot): Set<string> {
   const out = new Set<string>();
   for (const [lane, jobs] of s.lanes) {
     if (jobs.length === 0 || s.paused.has(lane) || s.rlwait.has(lane)) continue;
-    const lim = s.limit.get(lane);
+    const lim = s.limit.get(lane) ?? (lane === 'default' ? undefined : s.meta.groupLimit);
     if (lim !== undefined && (s.lactive.get(lane) ?? 0) >= lim) continue;
     out.add(lane);
   }

@@ -2,7 +2,7 @@
 -- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, laneBase, jobBase, logsBase, depsBase
 -- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
---   (id - 1) mod step names the shard), [2] option record count m, then m option records of 14
+--   (id - 1) mod step names the shard), [2] option record count m, then m option records of 15
 --   fields: opts (JSON), priority (integer 0..2097151), lane, delay (ms as an integer string,
 --   '0' = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all), keepCompletedAgeMs (0 = no
 --   age limit), keepFailedCount, keepFailedAgeMs, dedupId ('' = none), dedupTtlMs (0 = simple
@@ -10,13 +10,15 @@
 --   JSON {pid, pk, pq, ppx, pol, same}: parent id, its job key, queue, prefix, failure policy,
 --   same = 1 when the parent lives in this queue: its existence is checked and the child is
 --   registered in its deps here, atomically), dedup mode (letters: e extend, r replace,
---   s reschedule, k keepLastIfActive; '' plain); then 4 fields per job: id ('' = next numeric id), name,
+--   s reschedule, k keepLastIfActive; '' plain), groupMaxSize ('' = none: BullMQ Pro's group.maxSize, most
+--   waiting jobs the lane may hold for the add to go ahead); then 4 fields per job: id ('' = next numeric id), name,
 --   data (JSON), option record number (1..m). Jobs of a bulk mostly share their options: the
---   caller sends each distinct run of options once, and a job costs 4 arguments, not 17.
+--   caller sends each distinct run of options once, and a job costs 4 arguments, not 18.
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
 --   nothing is written but the event), or -6 when the job's parent (in this queue) does not
---   exist (nothing is written for that job).
+--   exist (nothing is written for that job), or -5 when the job's lane already holds groupMaxSize
+--   waiting jobs (nothing is written for that job; id '').
 -- Errors: none (input is validated by the caller before the call).
 -- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
 --   existing job) or deduplicated (jobId of the kept job, deduplicationId, deduplicatedJobId:
@@ -39,7 +41,7 @@ local readyAdded = false
 -- compare instead of strtod.
 local recs = {}
 local m = tonumber(ARGV[2])
-local REC = 14
+local REC = 15
 for r = 1, m do
   local a = 3 + (r - 1) * REC
   local p, d = ARGV[a + 1], ARGV[a + 3]
@@ -55,6 +57,7 @@ for r = 1, m do
     if par.pol ~= '' then rec.extra[9], rec.extra[10] = 'pol', par.pol end
   end
   rec.ddm = ARGV[a + 13]
+  rec.gmax = ARGV[a + 14]
   recs[r] = rec
 end
 local JOB0 = 3 + m * REC -- the first job's first field
@@ -92,6 +95,11 @@ end
 local function takeGeneratedId()
   return string.format('%d', (takeCounter() - 1) * idStep + idOffset + 1)
 end
+-- group.maxSize: the lane's waiting jobs, counting those this call added (still in laneBatch).
+local function groupFull(lane, max)
+  local l = laneBatch.lanes[lane]
+  return redis.call('ZCARD', K.laneBase .. lane) + (l and #l / 2 or 0) >= max
+end
 beginLaneBatch()
 local spec = { held = 0 }
 
@@ -114,7 +122,10 @@ for j = 0, n - 1 do
     id = takeGeneratedId()
   end
   local jk = K.jobBase .. id
-  if holder then
+  if rec.gmax ~= '' and groupFull(rec.lane, tonumber(rec.gmax)) then
+    out[#out + 1] = ''
+    out[#out + 1] = -5
+  elseif holder then
     out[#out + 1] = holder
     out[#out + 1] = 0
     emit('deduplicated', 'jobId', holder, 'deduplicationId', dd, 'deduplicatedJobId', id)

@@ -69,6 +69,8 @@ export interface AddJobArgs extends NewJobArgs {
   timestamp?: number;
   /** BullMQ's `parent` option, resolved (src/flows.ts parentArgs). */
   parent?: ParentArgs;
+  /** BullMQ Pro's group.maxSize (absent = none). */
+  groupMaxSize?: number;
 }
 
 /** One add's outcome: created, or an existing/deduplicated job's id, or an error for this job alone. */
@@ -77,6 +79,8 @@ export interface AddReply {
   created: boolean;
   /** The job's parent is missing (BullMQ's "Missing key for parent job"): nothing was written for it. */
   error?: Error;
+  /** Not created: the job's group (lane) holds group.maxSize waiting jobs (BullMQ Pro). */
+  groupFull?: true;
 }
 
 /** A claimed job: its id and its hash as a field/value list. */
@@ -107,7 +111,8 @@ function sameOptions(a: AddJobArgs, b: AddJobArgs): boolean {
     && a.keepCompleted[0] === b.keepCompleted[0] && a.keepCompleted[1] === b.keepCompleted[1]
     && a.keepFailed[0] === b.keepFailed[0] && a.keepFailed[1] === b.keepFailed[1]
     && (a.dedupId ?? '') === (b.dedupId ?? '') && (a.dedupTtl ?? 0) === (b.dedupTtl ?? 0)
-    && a.dedupMode === b.dedupMode && a.timestamp === b.timestamp && a.parent === b.parent;
+    && a.dedupMode === b.dedupMode && a.timestamp === b.timestamp && a.parent === b.parent
+    && a.groupMaxSize === b.groupMaxSize;
 }
 
 export const scripts = {
@@ -126,7 +131,7 @@ export const scripts = {
         if (p && !p.same) crossParents = true;
         records.push(j.opts, j.priority, j.lane, j.delay, j.lifo ? '1' : '0',
           ...keepArgs(j.keepCompleted), ...keepArgs(j.keepFailed), j.dedupId ?? '', j.dedupTtl ?? 0,
-          j.timestamp ?? '', p ? p.json : '', j.dedupMode ?? '');
+          j.timestamp ?? '', p ? p.json : '', j.dedupMode ?? '', j.groupMaxSize ?? '');
         rec++;
       }
       perJob.push(j.id, j.name, j.data, rec);
@@ -140,6 +145,7 @@ export const scripts = {
     for (let i = 0; i < r.length; i += 2) {
       const code = Number(r[i + 1]);
       if (code === -6) out.push({ id: '', created: false, error: missingParentError(jobs[i / 2]!.parent!) });
+      else if (code === -5) out.push({ id: '', created: false, groupFull: true });
       else out.push({ id: String(r[i]), created: code === 1 });
     }
     return out;

@@ -2,22 +2,23 @@
 -- resuming puts it back if it is serviceable. The setting is kept for a lane without jobs.
 -- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, lcfg
 -- ARGV: [1] lane, [2] '1' to pause, '0' to resume
--- Returns: 1.
+-- Returns: 1 when the lane's state changed, 0 when it was already paused / not paused.
 -- Errors: none.
 -- Events: lane:paused | lane:resumed (lane).
 --!include lib/common.lua
 --!include lib/lanes.lua
 
 local lane = ARGV[1]
+local changed
 if ARGV[2] == '1' then
-  redis.call('SADD', K.lpaused, lane)
+  changed = redis.call('SADD', K.lpaused, lane)
   registerLane(lane)
   evictLane(lane)
   emit('lane:paused', 'lane', lane)
 else
-  redis.call('SREM', K.lpaused, lane)
+  changed = redis.call('SREM', K.lpaused, lane)
   if admitLane(lane) then wake() end
   forgetLaneIfIdle(lane)
   emit('lane:resumed', 'lane', lane)
 end
-return 1
+return changed

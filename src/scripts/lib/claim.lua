@@ -17,7 +17,8 @@ local READMIT_BATCH = 100
 local RATE_BLOCK = 1125899906842624
 
 -- The meta fields a claim reads, in one HMGET per script call (also sets emit's events cap):
--- 1 paused, 2 conc, 3 rlmax, 4 rldur, 5 tl, 6 tk, 7 blk, 8 evmax, 9 dly, 10 rlw.
+-- 1 paused, 2 conc, 3 rlmax, 4 rldur, 5 tl, 6 tk, 7 blk, 8 evmax, 9 dly, 10 rlw, 11 gconc,
+-- 12 grate (the Worker's group defaults, lib/groups.lua: read here so they cost no call).
 local metaRow
 -- Manual processing (worker.getNextJob, job.moveToCompleted with fetchNext): the caller's token,
 -- stored as the claimed jobs' `tok` field beside the attempt fence `att` (docs/internals.md,
@@ -32,8 +33,9 @@ end
 local function readMeta()
   if not metaRow then
     metaRow = redis.call('HMGET', K.meta, 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk',
-      'evmax', 'dly', 'rlw')
+      'evmax', 'dly', 'rlw', 'gconc', 'grate')
     evmax = metaRow[8] or '10000'
+    noteGroupDefaults(metaRow[11], metaRow[12])
   end
   return metaRow
 end
@@ -215,9 +217,9 @@ local function claimJobs(n, leaseMs, now, out, passWake)
     local lim, act, rmax, rdur, rused, rk = -1, 0, nil, nil, nil, nil
     if cfg then
       if not share then share = tonumber(redis.call('HGET', K.lweight, lane) or '1') end
-      lim = tonumber(redis.call('HGET', K.llimit, lane) or '-1')
+      lim = tonumber(laneLimitOf(lane) or '-1')
       if lim >= 0 then act = tonumber(redis.call('HGET', K.lactive, lane) or '0') end
-      local rateCfg = redis.call('HGET', K.lrate, lane)
+      local rateCfg = laneRateOf(lane)
       if rateCfg then
         rmax, rdur = parseRate(rateCfg)
         rk = K.lrateBase .. lane

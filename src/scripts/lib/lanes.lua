@@ -2,11 +2,12 @@
 -- serviceable lane exactly once and nothing else; the inring set holds the same lanes.
 -- A lane is serviceable when it has ready jobs, is not paused, is under its concurrency limit
 -- and is not waiting for its rate window (member of rlwait).
+--!include lib/groups.lua
 
 local function laneServiceable(lane)
   if redis.call('ZCARD', K.laneBase .. lane) == 0 then return false end
   if redis.call('SISMEMBER', K.lpaused, lane) == 1 then return false end
-  local lim = redis.call('HGET', K.llimit, lane)
+  local lim = laneLimitOf(lane)
   if lim and tonumber(redis.call('HGET', K.lactive, lane) or '0') >= tonumber(lim) then
     return false
   end
@@ -154,6 +155,8 @@ local function laneHasCfg(lane)
   local v = cfgMemo[lane]
   if v == nil then
     v = redis.call('SISMEMBER', K.lcfg, lane) == 1
+    -- Group defaults (lib/groups.lua) give every lane but the default one a setting.
+    if not v and lane ~= DEFAULT_LANE and groupDefaults() then v = true end
     cfgMemo[lane] = v
   end
   return v
