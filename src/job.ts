@@ -1,6 +1,6 @@
 /**
  * Job: BullMQ's Job class on echomq. A snapshot of one job's hash plus methods that act on it
- * through the transition scripts. Fields and methods follow BullMQ 6 (docs/compat-notes/job.md
+ * through the transition scripts. Fields and methods follow BullMQ 6 (docs/migrating-from-bullmq.md
  * lists the differences); the helpers live in job-state.ts (states, errors, the queue
  * argument), job-json.ts (JSON shapes), job-dependencies.ts (flow children) and job-wait.ts
  * (waitUntilFinished, preparing adds and log lines).

@@ -1,7 +1,7 @@
 /**
  * Job options: the public shape (BullMQ 6's JobsOptions plus `lane`) and its validation into
  * the form the add script stores. Every option BullMQ takes is accepted; what it means on
- * echomq is documented per field (docs/compat-notes/options.md lists the no-ops).
+ * echomq is documented per field (docs/migrating-from-bullmq.md lists the no-ops).
  */
 import { normalizeBackoff, type BackoffOptions } from './backoff.js';
 import * as v from './validate.js';
@@ -77,7 +77,7 @@ export interface JobOptions {
    * never repeats; echomq does the same. Use `queue.upsertJobScheduler`.
    */
   repeat?: Record<string, unknown>;
-  /** BullMQ Pro's group (docs/compat-notes/pro.md): the job goes to lane `id`, with `priority` inside it. */
+  /** BullMQ Pro's group (docs/migrating-from-bullmq.md): the job goes to lane `id`, with `priority` inside it. */
   group?: GroupOptions;
 }
 

@@ -1,5 +1,5 @@
 /**
- * BullMQ Pro's groups API on echomq's lanes (docs/compat-notes/pro.md). A group is a lane: the
+ * BullMQ Pro's groups API on echomq's lanes (docs/migrating-from-bullmq.md). A group is a lane: the
  * group id is the lane name, the group's concurrency is the lane's limit, its rate limit the
  * lane's rate, pausing a group pauses the lane. Jobs without a group are in the default lane,
  * which is not a group: the Worker's group defaults do not apply to it and the getters leave it

@@ -1,5 +1,5 @@
 /**
- * BullMQ Pro's names (docs/compat-notes/pro.md): QueuePro, WorkerPro, JobPro and
+ * BullMQ Pro's names (docs/migrating-from-bullmq.md): QueuePro, WorkerPro, JobPro and
  * FlowProducerPro are Queue, Worker, Job and FlowProducer themselves (one code path); the group
  * methods are installed here on Queue's and Worker's prototypes, so every Queue has them.
  */
