@@ -180,6 +180,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   -- is the same, at a few commands per pass instead of per turn: the point for many shallow
   -- lanes, which would each pay a rotation and an eviction per job.
   local pass, pi, pn = nil, 0, 0
+  local moved = false -- the pass is one lane that LMOVE already put at the tail
   local keep, gone = {}, {}
   local function endPass()
     if pi < pn then
@@ -195,7 +196,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   while got < n and turns < maxTurns do
     turns = turns + 1
     local lane, share
-    local popped = false
+    local offRing = false -- the lane came off the ring in a pass (not yet back)
     if tk > 0 and tl and redis.call('SISMEMBER', K.inring, tl) == 1 then
       lane, share = tl, tk
     else
@@ -203,15 +204,23 @@ local function claimJobs(n, leaseMs, now, out, passWake)
         endPass()
         local want = n - got
         if maxTurns - turns + 1 < want then want = maxTurns - turns + 1 end
-        pass = redis.call('LPOP', K.ring, want)
-        if not pass then break end
+        if want == 1 then
+          -- One lane (a claim for one job): LMOVE rotates it to the tail in one command,
+          -- where it stays or from where it is evicted, as a pass of one would cost two.
+          local one = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
+          if not one then break end
+          pass, moved = { one }, true
+        else
+          pass, moved = redis.call('LPOP', K.ring, want), false
+          if not pass then break end
+        end
         pn = #pass
         -- The first rotation of a call that wants several jobs learns from the pass whether
         -- the ring holds one lane: a lone lane is then served in one turn from the start.
         if rotated == nil and n - got > 1 then rotated = pn == 1 and pass[1] or false end
       end
       pi = pi + 1
-      lane, popped = pass[pi], true
+      lane, offRing = pass[pi], not moved
       share = nil
       alone = lane == rotated
       rotated = lane
@@ -271,9 +280,9 @@ local function claimJobs(n, leaseMs, now, out, passWake)
     tl, tk = lane, share - take
     local rateShut = rk and rused >= rmax
     if depth <= 0 or (lim >= 0 and act >= lim) or rateShut then
-      -- A lane of this pass is off the ring list already; a turn being continued is close to
-      -- the ring's tail.
-      if popped then gone[#gone + 1] = lane else evictLane(lane) end
+      -- A lane of this pass is off the ring list already; one LMOVE rotated, or whose turn
+      -- is being continued, is at or close to the ring's tail.
+      if offRing then gone[#gone + 1] = lane else evictLane(lane) end
       tk = 0
       if rateShut then
         local ttl = redis.call('PTTL', rk)
@@ -285,7 +294,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
         -- it re-reads the earliest wake-up time (as add does for a new earliest delayed job).
         if redis.call('ZRANGE', K.rlwait, 0, 0)[1] == lane then wake() end
       end
-    elseif popped then
+    elseif offRing then
       keep[#keep + 1] = lane
     end
   end
