@@ -122,7 +122,8 @@ local LANE_CHUNK = 500
 -- one SMISMEMBER finds the lanes not yet in the ring; those are registered with one ZADD and,
 -- when serviceable, enter the ring with one RPUSH and one SADD. Each lane just received jobs,
 -- so only pause, limit and rate window can keep it out; one EXISTS tells whether any lane has
--- any of them, and only then are they read (one SMISMEMBER, HMGET or ZMSCORE each).
+-- any of them, and only then are they read (one SMISMEMBER and one HMGET; a ZSCORE per lane
+-- while some lane waits for its rate window).
 local function lanesGotJobs(order, from, to)
   local names = {}
   local inRing = redis.call('SMISMEMBER', K.inring, unpack(order, from, to))
@@ -137,10 +138,11 @@ local function lanesGotJobs(order, from, to)
   if redis.call('EXISTS', K.lpaused, K.llimit, K.rlwait) > 0 then
     local paused = redis.call('SMISMEMBER', K.lpaused, unpack(names))
     local limits = redis.call('HMGET', K.llimit, unpack(names))
-    local waiting = redis.call('ZMSCORE', K.rlwait, unpack(names))
+    -- ZSCORE per lane, not ZMSCORE: the documented ACL (docs/reliability.md) has no ZMSCORE.
+    local anyWaiting = redis.call('EXISTS', K.rlwait) == 1
     admit = {}
     for i, lane in ipairs(names) do
-      local ok = paused[i] == 0 and not waiting[i]
+      local ok = paused[i] == 0 and not (anyWaiting and redis.call('ZSCORE', K.rlwait, lane))
       if ok and limits[i] then
         ok = tonumber(redis.call('HGET', K.lactive, lane) or '0') < tonumber(limits[i])
       end
