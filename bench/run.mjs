@@ -15,24 +15,26 @@ import { Results, commandTable } from './lib/table.mjs';
 import { ECHOMQ_MODULE } from './lib/libs.mjs';
 import { runCore } from './suite-core.mjs';
 import { runLanesScale } from './suite-lanes-scale.mjs';
+import { runLanesShallow } from './suite-lanes-shallow.mjs';
 import { runFairness } from './suite-fairness.mjs';
 import { runCeiling } from './suite-ceiling.mjs';
 import { runCosts } from './suite-costs.mjs';
 import { runSandbox } from './suite-sandbox.mjs';
 
-const SUITES = { core: runCore, 'lanes-scale': runLanesScale, fairness: runFairness, ceiling: runCeiling, costs: runCosts, sandbox: runSandbox };
+const SUITES = { core: runCore, 'lanes-scale': runLanesScale, 'lanes-shallow': runLanesShallow, fairness: runFairness, ceiling: runCeiling, costs: runCosts, sandbox: runSandbox };
 
 // name → [type, default, help]. Lists are comma-separated numbers.
 const OPTIONS = {
-  suite: ['list', 'core,lanes-scale,fairness,ceiling,costs,sandbox', 'suites to run: core, lanes-scale, fairness, ceiling, costs, sandbox (or all)'],
+  suite: ['list', 'core,lanes-scale,lanes-shallow,fairness,ceiling,costs,sandbox', 'suites to run: core, lanes-scale, lanes-shallow, fairness, ceiling, costs, sandbox (or all)'],
   runs: ['int', 3, 'repetitions of every case; tables show the median and min–max'],
-  jobs: ['int', 20_000, 'jobs per add/process case (core) and completions timed (lanes-scale)'],
+  jobs: ['int', 20_000, 'jobs per add/process case (core, lanes-shallow) and completions timed (lanes-scale)'],
   inflight: ['int', 100, 'core add: single adds pending at once'],
   bulk: ['int', 1_000, 'core addBulk: jobs per call'],
   batches: ['int', 20, 'core addBulk: calls per case'],
-  concurrency: ['ints', '1,10,50', 'core process: worker concurrencies'],
+  concurrency: ['ints', '1,10,50', 'core and lanes-shallow process: worker concurrencies'],
   lanes: ['ints', '10,1000,100000', 'lanes-scale: non-empty lane counts (the first is the baseline)'],
   'lane-concurrency': ['int', 10, 'lanes-scale: worker concurrency'],
+  'shallow-lanes': ['ints', '10,1000,20000', 'lanes-shallow: lane counts of equal depth sharing --jobs jobs (the first is the baseline)'],
   burst: ['int', 3_000, 'fairness: jobs in the noisy lane'],
   quiet: ['int', 100, 'fairness: jobs in each of the two quiet lanes'],
   'fair-concurrency': ['ints', '1,10', 'fairness: worker concurrencies'],
@@ -57,7 +59,7 @@ const OPTIONS = {
 };
 
 const SMALL = {
-  runs: '1', jobs: '2000', batches: '4', lanes: '10,100,5000', burst: '300', quiet: '10',
+  runs: '1', jobs: '2000', batches: '4', lanes: '10,100,5000', 'shallow-lanes': '10,100,2000', burst: '300', quiet: '10',
   'ceiling-requests': '100000', deep: '50000', pickups: '40', 'mem-jobs': '10000', 'sandbox-jobs': '500',
 };
 

@@ -6,9 +6,12 @@
 --  2. promote due delayed jobs and readmit lanes whose rate window reopened (bounded batches).
 --  3. gates: global concurrency (meta conc vs ZCARD active), global rate (meta rlmax/rldur).
 --  4. ring turns: continue the current lane's turn (meta tl/tk) if it has share left, else
---     rotate the ring one step with LMOVE and serve the lane now at the tail
---     K = min(weight, depth, limit headroom, rate headroom) jobs by ZPOPMIN. A lane that stops
---     being serviceable is dropped from the tail with RPOP: O(1) in the number of lanes.
+--     take the next lane off the ring's head and serve it
+--     K = min(weight, depth, limit headroom, rate headroom) jobs by ZPOPMIN. Lanes come off the
+--     head in passes (one LPOP for as many lanes as jobs are still wanted); at the end of a
+--     pass the lanes still serviceable go back to the tail in one RPUSH and the others leave
+--     inring in one SREM: the order of a one-step rotation per turn, at O(1) commands per pass
+--     and O(1) in the number of lanes.
 local PROMOTE_BATCH = 200
 -- Shared fields of the active events of claimed jobs (emitJob in lib/common.lua).
 local PREV_WAITING = { 'prev', 'waiting' }
@@ -189,27 +192,63 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   local turns = 0
   local maxTurns = n + 16
   local readyServed, prioServed = 0, 0
-  -- The lane the previous LMOVE of this call rotated to the tail. When the next LMOVE brings
-  -- the same lane back, the ring holds that lane alone (ring members are unique) and its turns
-  -- would follow one another anyway: it is served for the rest of the call in one turn.
+  -- The lane the previous rotation of this call brought to the tail. When the next rotation
+  -- brings the same lane back, the ring holds that lane alone (ring members are unique) and its
+  -- turns would follow one another anyway: it is served for the rest of the call in one turn.
   local rotated
   local alone = false
   local leases = {} -- deadline, id pairs: one ZADD of the active set per call (flushLeases)
+  -- Rotation in passes: one LPOP takes as many lanes off the ring's head as the jobs still
+  -- wanted (each turn serves at least one), the turns serve them in order, and endPass puts the
+  -- ones still serviceable back at the tail with one RPUSH, takes the others out of inring with
+  -- one SREM, and returns lanes popped but not reached to the head. The ring then reads as if
+  -- each turn had rotated it by one (LMOVE head to tail, RPOP of a lane that left), so the order
+  -- is the same, at a few commands per pass instead of per turn: the point for many shallow
+  -- lanes, which would each pay a rotation and an eviction per job.
+  local pass, pi, pn = nil, 0, 0
+  local moved = false -- the pass is one lane that LMOVE already put at the tail
+  local keep, gone = {}, {}
+  local function endPass()
+    if pi < pn then
+      local back = {}
+      for i = pn, pi + 1, -1 do back[#back + 1] = pass[i] end
+      redis.call('LPUSH', K.ring, unpack(back))
+    end
+    if #keep > 0 then redis.call('RPUSH', K.ring, unpack(keep)); keep = {} end
+    if #gone > 0 then redis.call('SREM', K.inring, unpack(gone)); gone = {} end
+    pi, pn = 0, 0
+  end
 
   while got < n and turns < maxTurns do
     turns = turns + 1
     local lane, share
+    local offRing = false -- the lane came off the ring in a pass (not yet back)
     if tk > 0 and tl and redis.call('SISMEMBER', K.inring, tl) == 1 then
       lane, share = tl, tk
     else
-      lane = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
-      if not lane then break end
+      if pi >= pn then
+        endPass()
+        local want = n - got
+        if maxTurns - turns + 1 < want then want = maxTurns - turns + 1 end
+        if want == 1 then
+          -- One lane (a claim for one job): LMOVE rotates it to the tail in one command,
+          -- where it stays or from where it is evicted, as a pass of one would cost two.
+          local one = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
+          if not one then break end
+          pass, moved = { one }, true
+        else
+          pass, moved = redis.call('LPOP', K.ring, want), false
+          if not pass then break end
+        end
+        pn = #pass
+        -- The first rotation of a call that wants several jobs learns from the pass whether
+        -- the ring holds one lane: a lone lane is then served in one turn from the start.
+        if rotated == nil and n - got > 1 then rotated = pn == 1 and pass[1] or false end
+      end
+      pi = pi + 1
+      lane, offRing = pass[pi], not moved
       share = nil
-      -- The first rotation of a call that wants several jobs asks the ring's length instead:
-      -- a lone lane is then served in one turn from the start (one LLEN instead of a second
-      -- LMOVE, ZCARD and ZPOPMIN).
-      if rotated == nil and n - got > 1 then alone = redis.call('LLEN', K.ring) == 1
-      else alone = lane == rotated end
+      alone = lane == rotated
       rotated = lane
     end
     -- Settings are read only for lanes that have any (lcfg): a plain lane costs one check.
@@ -267,8 +306,9 @@ local function claimJobs(n, leaseMs, now, out, passWake)
     tl, tk = lane, share - take
     local rateShut = rk and rused >= rmax
     if depth <= 0 or (lim >= 0 and act >= lim) or rateShut then
-      -- The lane is at the tail (just rotated) or close to it (a turn being continued).
-      evictLane(lane)
+      -- A lane of this pass is off the ring list already; one LMOVE rotated, or whose turn
+      -- is being continued, is at or close to the ring's tail.
+      if offRing then gone[#gone + 1] = lane else evictLane(lane) end
       tk = 0
       if rateShut then
         local ttl = redis.call('PTTL', rk)
@@ -280,8 +320,11 @@ local function claimJobs(n, leaseMs, now, out, passWake)
         -- it re-reads the earliest wake-up time (as add does for a new earliest delayed job).
         if redis.call('ZRANGE', K.rlwait, 0, 0)[1] == lane then wake() end
       end
+    elseif offRing then
+      keep[#keep + 1] = lane
     end
   end
+  endPass()
 
   flushLeases(leases)
   flushDeferredActive()

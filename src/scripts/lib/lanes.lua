@@ -115,6 +115,46 @@ end
 
 -- Writes the lane entries collected since beginLaneBatch. ZADD takes at most 1,000 members per
 -- call (Lua passes at most a few thousand arguments).
+-- Lanes a batch admits or forgets are handed to multi-argument commands in chunks of this many
+-- (Lua's unpack takes at most a few thousand values).
+local LANE_CHUNK = 500
+
+-- laneGotJobs for many lanes at once, in the given order (the ring gets them in that order):
+-- one SMISMEMBER finds the lanes not yet in the ring; those are registered with one ZADD and,
+-- when serviceable, enter the ring with one RPUSH and one SADD. Each lane just received jobs,
+-- so only pause, limit and rate window can keep it out; one EXISTS tells whether any lane has
+-- any of them, and only then are they read (one SMISMEMBER and one HMGET; a ZSCORE per lane
+-- while some lane waits for its rate window).
+local function lanesGotJobs(order, from, to)
+  local names = {}
+  local inRing = redis.call('SMISMEMBER', K.inring, unpack(order, from, to))
+  for i = from, to do
+    if inRing[i - from + 1] == 0 then names[#names + 1] = order[i] end
+  end
+  if #names == 0 then return end
+  local reg = {}
+  for i, lane in ipairs(names) do reg[2 * i - 1], reg[2 * i] = '0', lane end
+  redis.call('ZADD', K.lanes, 'NX', unpack(reg))
+  local admit = names
+  if redis.call('EXISTS', K.lpaused, K.llimit, K.rlwait) > 0 then
+    local paused = redis.call('SMISMEMBER', K.lpaused, unpack(names))
+    local limits = redis.call('HMGET', K.llimit, unpack(names))
+    -- ZSCORE per lane, not ZMSCORE: the documented ACL (docs/reliability.md) has no ZMSCORE.
+    local anyWaiting = redis.call('EXISTS', K.rlwait) == 1
+    admit = {}
+    for i, lane in ipairs(names) do
+      local ok = paused[i] == 0 and not (anyWaiting and redis.call('ZSCORE', K.rlwait, lane))
+      if ok and limits[i] then
+        ok = tonumber(redis.call('HGET', K.lactive, lane) or '0') < tonumber(limits[i])
+      end
+      if ok then admit[#admit + 1] = lane end
+    end
+    if #admit == 0 then return end
+  end
+  redis.call('RPUSH', K.ring, unpack(admit))
+  redis.call('SADD', K.inring, unpack(admit))
+end
+
 local function flushLaneBatch()
   local b = laneBatch
   laneBatch = nil
@@ -124,7 +164,14 @@ local function flushLaneBatch()
     for i = 1, #l, 2000 do
       redis.call('ZADD', K.laneBase .. lane, unpack(l, i, math.min(i + 1999, #l)))
     end
-    laneGotJobs(lane)
+  end
+  -- A single lane (the usual add) costs one SISMEMBER once it is in the ring.
+  if #b.order == 1 then
+    laneGotJobs(b.order[1])
+  else
+    for i = 1, #b.order, LANE_CHUNK do
+      lanesGotJobs(b.order, i, math.min(i + LANE_CHUNK - 1, #b.order))
+    end
   end
   if b.ready > 0 then redis.call('HINCRBY', K.meta, 'ready', b.ready) end
   if b.readyP > 0 then redis.call('HINCRBY', K.meta, 'readyP', b.readyP) end
@@ -191,6 +238,39 @@ local function reset_lanes()
   anyCfg = nil
   deferredActive = {}
 end
+-- forgetLaneIfIdle for lanes whose active count just reached 0, together: their counts are
+-- deleted with one HDEL, one SMISMEMBER keeps the lanes in the ring (they have ready jobs), the
+-- settings and pause sets are read only when not empty, and one EXISTS over the lanes' ready
+-- sets usually shows them all empty, so the registry loses them in one ZREM. A lane per user
+-- that drains and refills thus costs a few commands per call, not per lane.
+local function forgetIdleLanes(zero, from, to)
+  redis.call('HDEL', K.lactive, unpack(zero, from, to))
+  local inRing = redis.call('SMISMEMBER', K.inring, unpack(zero, from, to))
+  local anyPaused
+  local names, lks = {}, {}
+  for i = from, to do
+    local lane = zero[i]
+    if inRing[i - from + 1] == 0 and not laneHasCfg(lane) then
+      if anyPaused == nil then anyPaused = redis.call('SCARD', K.lpaused) > 0 end
+      if not (anyPaused and redis.call('SISMEMBER', K.lpaused, lane) == 1) then
+        names[#names + 1] = lane
+        lks[#lks + 1] = K.laneBase .. lane
+      end
+    end
+  end
+  if #names == 0 then return end
+  if redis.call('EXISTS', unpack(lks)) > 0 then
+    -- Some lane still holds ready jobs (paused, limited or waiting for its rate window
+    -- before its setting was removed): find which, one check each.
+    local idle = {}
+    for i, lane in ipairs(names) do
+      if redis.call('EXISTS', lks[i]) == 0 then idle[#idle + 1] = lane end
+    end
+    names = idle
+    if #names == 0 then return end
+  end
+  redis.call('ZREM', K.lanes, unpack(names))
+end
 local function deferActive(lane, delta)
   deferredActive[lane] = (deferredActive[lane] or 0) + delta
 end
@@ -225,9 +305,7 @@ local function flushDeferredActive()
     if #set > 0 then redis.call('HSET', K.lactive, unpack(set)) end
   end
   if #zero == 0 then return end
-  redis.call('HDEL', K.lactive, unpack(zero))
-  local inRing = redis.call('SMISMEMBER', K.inring, unpack(zero))
-  for i, lane in ipairs(zero) do
-    if inRing[i] == 0 then forgetLaneIfIdle(lane) end
+  for i = 1, #zero, LANE_CHUNK do
+    forgetIdleLanes(zero, i, math.min(i + LANE_CHUNK - 1, #zero))
   end
 end
