@@ -92,7 +92,11 @@ describe('retryJobs and promoteJobs', () => {
       await Promise.all([queue.close(), flows.close()]);
       return { before, after, state };
     }, 'retryflow');
-    expect(r.echomq).toEqual(r.bullmq);
+    // BullMQ's paused worker may still hold a blocking fetch that takes the retried child at once
+    // (it fails again, so its parent counts 1 pending); echomq's paused worker takes nothing.
+    expect(r.bullmq.before).toBe(1);
+    expect([1, 2]).toContain(r.bullmq.after);
+    expect(r.bullmq.state).toBe('waiting-children');
     expect(r.echomq).toEqual({ before: 1, after: 2, state: 'waiting-children' });
   });
 
