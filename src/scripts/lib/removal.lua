@@ -20,9 +20,10 @@ local REMOVAL_MAX_CASCADE = 32
 
 -- Job jk (id) is being removed: its parent no longer waits for it (see above).
 local function removedChild(jk, id, now, depth)
+  if not removalDeletesParents then return flowSettled(jk, id, 'r', '', now, depth) end
   local p = redis.call('HMGET', jk, 'pid', 'pk')
   if not p[1] then return end
-  if removalDeletesParents and p[2] == K.jobBase .. p[1] and depth < REMOVAL_MAX_CASCADE
+  if p[2] == K.jobBase .. p[1] and depth < REMOVAL_MAX_CASCADE
     and redis.call('HGET', K.depsBase .. p[1], jk) == 'p' then
     local pf = redis.call('HMGET', p[2], 'st', 'pend')
     if pf[1] == 'h' and tonumber(pf[2] or '0') <= 1 then
