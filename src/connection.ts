@@ -3,6 +3,7 @@
  * client (Redis or Cluster). A client passed in is used as it is and never closed by echomq;
  * clients echomq creates are closed by the owner's close().
  */
+import { failAs } from './validate.js';
 import { Redis, Cluster, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 
 export type RedisClient = Redis | Cluster;
@@ -92,8 +93,22 @@ function newCluster(nodes: ClusterNode[], options: ClusterOptions = {}, extra: R
  * dedicated connection, and commands wait through reconnects instead of failing after a few
  * retries, so a worker survives a Redis restart.
  */
+/**
+ * Refuses an ioredis key prefix, as BullMQ does: echomq builds every key itself (the `prefix`
+ * option), and a client that prefixes keys again would address other keys than the scripts'.
+ */
+function rejectKeyPrefix(input: unknown): void {
+  const o = (isClient(input) ? input.options : input) as { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown }; cluster?: { options?: { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown } } } } | undefined;
+  if (typeof o !== 'object' || o === null) return;
+  const found = o.keyPrefix ?? o.redisOptions?.keyPrefix ?? o.cluster?.options?.keyPrefix ?? o.cluster?.options?.redisOptions?.keyPrefix;
+  if (found !== undefined && found !== '') {
+    failAs('BullMQ: ioredis does not support ioredis prefixes, use the prefix option instead.', 'connection.keyPrefix', 'absent (use the prefix option)', found);
+  }
+}
+
 export function openConnection(input: ConnectionInput | undefined, opts: { blocking?: boolean; persistent?: boolean } = {}): Connection {
   const retryForever = opts.blocking || opts.persistent ? { maxRetriesPerRequest: null } : {};
+  rejectKeyPrefix(input);
   if (isClient(input)) {
     if (!opts.blocking) return { client: input, owned: false };
     if (isClusterClient(input)) {

@@ -2,19 +2,25 @@
  * QueueBase: what every Queue has before it sends a job — its name, keys, options, connection
  * and identity (BullMQ's QueueBase: qualifiedName, toKey, waitUntilReady, disconnect).
  * QueueGetters (queue-getters.ts) adds the read side and Queue (queue.ts) the commands.
- * Fields are declared here and assigned by Queue's constructor (which may return a sharded
- * queue instead, see queue.ts).
+ * `new QueueBase(name, opts)` (and `new QueueGetters(...)`) validate and connect here, as
+ * BullMQ's do; Queue passes IDENTITY_BY_SUBCLASS and assigns its identity itself after deciding
+ * whether to return a sharded queue instead (which must not leave a connection opened here).
  */
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { closeConnection, type Connection } from './connection.js';
+import { closeConnection, openConnection, type Connection } from './connection.js';
 import { ClosedError } from './errors.js';
 import type { JobContext } from './job.js';
-import type { QueueKeys } from './keys.js';
-import type { LaneControls } from './lanes.js';
+import { queueKeys, type QueueKeys } from './keys.js';
+import { LaneControls } from './lanes.js';
+import { normalizeQueueOptions, type NormalizedQueueOptions } from './options.js';
 import type { QueueOptions } from './queue.js';
+import * as v from './validate.js';
 
-export abstract class QueueBase extends EventEmitter {
+/** Given by Queue to its base constructor: Queue assigns its identity itself (see above). */
+export const IDENTITY_BY_SUBCLASS: unique symbol = Symbol('echomq.identityBySubclass');
+
+export class QueueBase extends EventEmitter {
   declare readonly name: string;
   declare readonly keys: QueueKeys;
   declare readonly lanes: LaneControls;
@@ -26,6 +32,39 @@ export abstract class QueueBase extends EventEmitter {
   readonly token: string = randomUUID();
   /** Set by close(): resolves when it finished (BullMQ's QueueBase.closing). */
   closing: Promise<void> | undefined;
+
+  constructor(name?: string | typeof IDENTITY_BY_SUBCLASS, opts: QueueOptions = {}) {
+    super();
+    if (name === IDENTITY_BY_SUBCLASS) return;
+    this.assignIdentity(name, opts);
+    if (this.conn.owned) this.conn.client.on('error', (err: Error) => this.emitError(err));
+  }
+
+  /**
+   * Validates the name and options, opens (or adopts) the connection and sets name, opts,
+   * keys, ctx and lanes. Returns the normalised options for the subclass's own settings.
+   */
+  protected assignIdentity(name: unknown, opts: QueueOptions): NormalizedQueueOptions {
+    v.queueName(name);
+    v.plainObject('opts', opts);
+    // Every BullMQ QueueOptions member is accepted (options.ts documents the no-ops).
+    const n = normalizeQueueOptions(opts as Record<string, unknown>);
+    const keys = queueKeys(name as string, n.prefix);
+    const conn = openConnection(opts.connection);
+    const ids = opts.shardOf ? { step: opts.shardOf.count, offset: opts.shardOf.index } : undefined;
+    const ctx: JobContext = { client: conn.client, keys, maxPayloadBytes: n.maxPayloadBytes, keepLogs: n.keepLogs, ids };
+    // The fields are declared readonly: they are set once, here.
+    Object.assign(this, { name, opts, keys, conn, ctx, lanes: new LaneControls(ctx) });
+    return n;
+  }
+
+  /** Closes the connection if this instance opened it. Idempotent. */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closed = true;
+    this.closing = closeConnection(this.conn);
+    return this.closing;
+  }
 
   /** The options merged under every add's options (BullMQ's Queue.defaultJobOptions). */
   get defaultJobOptions(): QueueOptions['defaultJobOptions'] {

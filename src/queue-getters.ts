@@ -55,7 +55,7 @@ interface TelemetryMeter {
 /** Lanes whose counts one pipeline reads (getCountsPerPriority). */
 const LANE_PAGE = 500;
 
-export abstract class QueueGetters<DataType = any, ReturnType = any, NameType extends string = string> extends QueueBase {
+export class QueueGetters<DataType = any, ReturnType = any, NameType extends string = string> extends QueueBase {
   async getJob(id: string): Promise<Job<DataType, ReturnType, NameType> | undefined> {
     v.existingJobId(id);
     return (await Job.load(this.ctx, id, this)) as Job<DataType, ReturnType, NameType> | undefined;
@@ -348,9 +348,11 @@ export abstract class QueueGetters<DataType = any, ReturnType = any, NameType ex
    */
   async getMeta(): Promise<QueueMeta> {
     const [paused, conc, max, dur, evmax] = await this.ctx.client.hmget(this.keys.meta, 'paused', 'conc', 'rlmax', 'rldur', 'evmax');
-    const meta: QueueMeta = { version: this.version };
+    const meta: QueueMeta = this.opts.skipMetasUpdate === true ? {} : { version: this.version };
     if (conc) meta.concurrency = Number(conc);
-    meta.maxLenEvents = evmax ? Number(evmax) : 10_000;
+    // The default cap is what BullMQ's Queue writes at start; with skipMetasUpdate it wrote none.
+    if (evmax) meta.maxLenEvents = Number(evmax);
+    else if (this.opts.skipMetasUpdate !== true) meta.maxLenEvents = 10_000;
     if (max) meta.max = Number(max);
     if (dur) meta.duration = Number(dur);
     meta.paused = paused === '1';
@@ -365,10 +367,11 @@ export abstract class QueueGetters<DataType = any, ReturnType = any, NameType ex
   /**
    * The library version, `echomq:<version>` (BullMQ gives `bullmq:<version>`, read from the
    * meta hash its Queue writes at start; echomq writes nothing at construction, so this is the
-   * version of the running library).
+   * version of the running library). null with skipMetasUpdate, as BullMQ's (it wrote none).
    */
   async getVersion(): Promise<string | null> {
-    return this.version;
+    // BullMQ's Queue writes its version at start unless skipMetasUpdate; then there is none.
+    return this.opts.skipMetasUpdate === true ? null : this.version;
   }
 
   private get version(): string {

@@ -176,6 +176,9 @@ export async function clean(
     if (candidates.length < want) break;
   }
   if (chunk.length > 0 || removed.length < max) report(chunk);
+  // Parents in other queues learn now that their cleaned children are gone (they move to
+  // wait, as BullMQ's clean moves them), not when a worker next drains the outbox.
+  if (removed.length > 0) while ((await drainOutbox(ctx.client, ctx.keys)) > 0);
   if (state === 'w') removed.reverse();
   return removed;
 }

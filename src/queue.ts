@@ -5,14 +5,14 @@
  * QueueGetters (queue-getters.ts), identity QueueBase (queue-base.ts).
  */
 import { GroupMaxSizeExceededError } from './pro/errors.js';
-import { checkEvictionPolicy, closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
+import { checkEvictionPolicy, closeConnection, type Connection, type ConnectionInput } from './connection.js';
 import { errorFromCode, ActiveJobsError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
-import { queueKeys, type QueueKeys } from './keys.js';
-import { LaneControls } from './lanes.js';
+import { type QueueKeys } from './keys.js';
+import type { LaneControls } from './lanes.js';
 import { getJobs, loadJobs } from './inspect.js';
 import {
-  DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, normalizeQueueOptions, storedOptions, type JobOptions, type QueueCompatOptions,
+  DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from './options.js';
 import { scripts, type AddJobArgs } from './scripts/index.js';
 import { parentArgs } from './flows.js';
@@ -20,6 +20,7 @@ import * as v from './validate.js';
 import { startProducerSpan, type TraceCarrier } from './tracing.js';
 import * as schedulers from './schedulers.js';
 import { QueueGetters } from './queue-getters.js';
+import { IDENTITY_BY_SUBCLASS } from './queue-base.js';
 import * as maint from './queue-maintenance.js';
 import type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 
@@ -147,19 +148,14 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   }
 
   constructor(name: string, opts: QueueOptions = {}) {
-    super();
+    super(IDENTITY_BY_SUBCLASS);
     v.queueName(name);
     v.plainObject('opts', opts);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
       if (!shardedQueueFactory.create) throw new Error('sharded queues need src/sharded.js loaded (import from the package index)');
       return shardedQueueFactory.create(name, opts) as Queue<DataType, ReturnType, NameType>;
     }
-    // Every BullMQ QueueOptions member is accepted (options.ts documents the no-ops).
-    const { prefix, maxPayloadBytes, keepLogs, evmax } = normalizeQueueOptions(opts as Record<string, unknown>);
-    this.name = name;
-    this.opts = opts;
-    this.keys = queueKeys(name, prefix);
-    this.conn = openConnection(opts.connection);
+    const { evmax } = this.assignIdentity(name, opts);
     // Lost connections are retried by ioredis (calls wait, or reject after its retries); the
     // queue's 'error' listeners see each connection error, as BullMQ's (printed when nobody
     // listens: see emit). A connection the user passed in is theirs to watch.
@@ -169,9 +165,6 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
         if (!this.closed) this.emit('ioredis:close');
       });
     }
-    const ids = opts.shardOf ? { step: opts.shardOf.count, offset: opts.shardOf.index } : undefined;
-    this.ctx = { client: this.conn.client, keys: this.keys, maxPayloadBytes, keepLogs, ids };
-    this.lanes = new LaneControls(this.ctx);
     if (evmax !== undefined) {
       this.setup = this.conn.client.hset(this.keys.meta, 'evmax', evmax);
       this.setup.catch(() => {}); // reported by the first add that awaits it
@@ -571,7 +564,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   }
 
   /** Closes the connection if this queue opened it. Idempotent. */
-  close(): Promise<void> {
+  override close(): Promise<void> {
     if (this.closing) return this.closing;
     this.closed = true;
     this.closing = (async () => {

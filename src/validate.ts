@@ -129,7 +129,13 @@ export const existingJobId = (value: unknown, field = 'jobId'): string => nonEmp
 
 export const laneName = (value: unknown, field = 'lane'): string => nonEmptyString(field, value);
 
-export const queueName = (value: unknown, field = 'queue name'): string => nonEmptyString(field, value);
+/** A queue name; a missing or empty one fails with BullMQ's text. */
+export function queueName(value: unknown, field = 'queue name'): string {
+  if (value === undefined || value === null || value === '') {
+    failAs('Queue name must be provided', field, `a non-empty string of at most ${MAX_NAME_LENGTH} characters`, value);
+  }
+  return nonEmptyString(field, value);
+}
 
 /**
  * Encodes job data or a return value as JSON, refusing what would not survive the round trip:

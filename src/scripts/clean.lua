@@ -7,7 +7,8 @@
 -- Returns: the ids removed, in the order given.
 -- Errors: none (ids that are gone, held or too young are skipped).
 -- Events: cleaned (count) once per call, as BullMQ writes it per batch (also for 0); a removed
---   flow child no longer holds its parent (lib/flow.lua).
+--   flow child no longer holds its parent; when it was the last pending child of a waiting
+--   parent in this queue, the parent is deleted too, as BullMQ's clean does (lib/removal.lua).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
@@ -15,6 +16,7 @@
 --!include lib/flow.lua
 --!include lib/removal.lua
 
+removalDeletesParents = true
 local filter = ARGV[1]
 local cutoff = tonumber(ARGV[2])
 local now = nowMs()

@@ -10,6 +10,32 @@ local function prevName(st, prio)
   return STATE_NAMES[st] or st
 end
 
+-- clean.lua sets this, as BullMQ's clean removes jobs: a removed child that was the last
+-- pending child of a waiting parent in this queue deletes that parent too (and so on up, within
+-- this queue); a parent in another queue is released through the outbox. Without it
+-- (remove.lua, BullMQ's Job.remove) the parent is released.
+local removalDeletesParents = false
+-- A same-queue chain of parents deeper than this is released instead (bounded call).
+local REMOVAL_MAX_CASCADE = 32
+
+-- Job jk (id) is being removed: its parent no longer waits for it (see above).
+local function removedChild(jk, id, now, depth)
+  if not removalDeletesParents then return flowSettled(jk, id, 'r', '', now, depth) end
+  local p = redis.call('HMGET', jk, 'pid', 'pk')
+  if not p[1] then return end
+  if p[2] == K.jobBase .. p[1] and depth < REMOVAL_MAX_CASCADE
+    and redis.call('HGET', K.depsBase .. p[1], jk) == 'p' then
+    local pf = redis.call('HMGET', p[2], 'st', 'pend')
+    if pf[1] == 'h' and tonumber(pf[2] or '0') <= 1 then
+      redis.call('ZREM', K.wchildren, p[1])
+      removedChild(p[2], p[1], now, depth + 1)
+      deleteJob(p[1])
+      return
+    end
+  end
+  flowSettled(jk, id, 'r', '', now, depth)
+end
+
 -- Removes job id if it passes the filter. filter: '' any state but active, or one state letter
 -- (w, d, c, f, h; 'a' = active whose lease expired before now: nobody holds it). cutoff (ms or
 -- nil): only a job whose age stamp is <= cutoff — finish time for c/f, else the last start
@@ -47,7 +73,7 @@ local function removeOne(id, filter, cutoff, now)
   elseif st == 'h' then
     redis.call('ZREM', K.wchildren, id)
   end
-  flowSettled(jk, id, 'r', '', now) -- flows: a removed child no longer holds its parent
+  removedChild(jk, id, now, 0) -- flows: a removed child no longer holds its parent
   deleteJob(id)
   return 1, prevName(st, prioOr(f[3]))
 end
