@@ -19,11 +19,12 @@ import { EventEmitter } from 'node:events';
 import { closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
 import { ClosedError, InvalidStateError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
+import { withBullText } from './job-state.js';
 import { DEFAULT_PREFIX, jobKey, queueKeys, unescapeQueueName, type QueueKeys } from './keys.js';
 import {
   checkSizeLimit, DEFAULT_KEEP_COUNT, DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from './options.js';
-import { missingParentError, parentArgs, readDependencies, type ParentArgs } from './flows.js';
+import { drainOutbox, missingParentError, parentArgs, readDependencies, type ParentArgs } from './flows.js';
 import { lifecycleScripts, type FlowNodeArgs } from './scripts/lifecycle.js';
 import { scripts, type AddJobArgs } from './scripts/index.js';
 import * as v from './validate.js';
@@ -82,6 +83,20 @@ interface Prepared {
   field: string;
   /** A single-job flow with deduplication: added through add.lua, which deduplicates. */
   dedup?: AddJobArgs;
+}
+
+/** An existing job given children in another queue, or an existing root with an outside parent: not attached by echomq. */
+function existsError(id: string): InvalidStateError {
+  return new InvalidStateError(id, 'FlowProducer.add',
+    'already exists; an existing job of a flow may have children only in its own queue, and an existing root no outside parent');
+}
+
+/** An existing leaf of the flow that has another parent which still exists (BullMQ's text, then echomq's). */
+function parentReplacedError(p: Prepared): InvalidStateError {
+  const parent = p.args.parent!;
+  const logical = `${parent.prefix}:${parent.queue}:${parent.id}`;
+  return withBullText(new InvalidStateError(p.args.id, 'FlowProducer.add', 'already exists as the child of another parent that still exists'),
+    `The parent job ${logical} cannot be replaced. addJob`);
 }
 
 const FLOW_NODE_KEYS = new Set(['name', 'queueName', 'data', 'prefix', 'opts', 'children']);
@@ -304,10 +319,13 @@ export class FlowProducer extends EventEmitter {
     const written = new Set<Prepared>();
     const multiCall = new Set(order.map((p) => p.keys.base)).size > 1;
     if (multiCall) {
-      // Narrow the window for a half-written flow: refuse ids that exist before writing any part.
+      // Narrow the window for a half-written flow: refuse existing ids that addFlow.lua refuses
+      // (a job with children in another queue, a root attached to an outside parent) before
+      // writing any part.
       const exists = await Promise.all(order.map((p) => client.exists(p.key)));
-      const i = exists.findIndex((e) => e === 1);
-      if (i >= 0) throw new InvalidStateError(order[i].args.id, 'FlowProducer.add', 'already exists; a flow adds only new jobs');
+      const refused = (p: Prepared) => p.external !== undefined || p.children.some((c) => c.keys.base !== p.keys.base);
+      const i = exists.findIndex((e, k) => e === 1 && refused(order[k]));
+      if (i >= 0) throw existsError(order[i].args.id);
     }
     while (remaining.length > 0) {
       const base = remaining[0].keys.base;
@@ -320,8 +338,15 @@ export class FlowProducer extends EventEmitter {
         }
       }
       const r = await lifecycleScripts.addFlow({ client, keys: batch[0].keys }, batch.map((p) => p.args));
-      if (!r.ok && r.missingParent) throw missingParentError(batch.find((p) => p.args.id === r.existingId)!.external!);
-      if (!r.ok) throw new InvalidStateError(r.existingId, 'FlowProducer.add', 'already exists; a flow adds only new jobs');
+      if (!r.ok) {
+        const node = batch.find((p) => p.args.id === r.existingId)!;
+        if (r.code === -6) throw missingParentError(node.external!);
+        if (r.code === -7) throw parentReplacedError(node);
+        throw existsError(r.existingId);
+      }
+      // An existing completed leaf told its new parent in another queue through this queue's
+      // outbox: deliver that now, so the parent does not wait for a worker's sweep.
+      if (r.existing.length > 0 && batch.some((p) => p.parent && p.parent.keys.base !== p.keys.base)) await drainOutbox(client, batch[0].keys);
       for (const p of batch) written.add(p);
       remaining = remaining.filter((p) => !inBatch.has(p));
     }

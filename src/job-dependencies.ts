@@ -207,6 +207,9 @@ export async function removeWithChildren(ctx: JobContext, id: string, withChildr
   const [r] = await scripts.remove(ctx, { ids: [id] });
   if (r !== 1) return r;
   await removeChildKeys(ctx, children);
+  // A removed child of a parent in another queue told it through this queue's outbox: deliver
+  // that now, so the parent leaves waiting-children when the call returns (as in BullMQ).
+  await drainOutbox(ctx.client, ctx.keys);
   return r;
 }
 

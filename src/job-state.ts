@@ -22,9 +22,12 @@ export function stateName(st: string | undefined, priority: number): JobState {
  * messages), keeping class and code. The stack's first line shows the new message too.
  */
 export function withBullText<E extends Error>(err: E, text: string): E {
-  const old = err.message;
-  err.message = `${text}: ${old}`;
-  if (err.stack) err.stack = err.stack.replace(old, err.message);
+  // V8 formats `stack` lazily on first read: read it before changing the message, then swap
+  // its header, so the header is never built from the new message and replaced a second time.
+  const stack = err.stack;
+  const header = `${err.name}: ${err.message}`;
+  err.message = `${text}: ${err.message}`;
+  if (stack) err.stack = stack.startsWith(header) ? `${err.name}: ${err.message}${stack.slice(header.length)}` : stack;
   return err;
 }
 

@@ -2,13 +2,14 @@
  * Plain helpers of Job (src/job.ts): waiting for a job to finish through QueueEvents, and
  * preparing jobs and log lines for their scripts.
  */
-import { normalizeJobOptions, storedOptions, type JobOptions } from './options.js';
+import { checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions } from './options.js';
+import { parentArgs } from './flows.js';
 import { scripts, type AddJobArgs } from './scripts/index.js';
 import { ClosedError, JobNotFoundError } from './errors.js';
 import type { QueueEvents } from './queue-events.js';
 import type { JobContext } from './job.js';
 import { jobKey } from './keys.js';
-import { jobError } from './job-state.js';
+import { jobError, withBullText } from './job-state.js';
 import { parseJson } from './job-json.js';
 import * as v from './validate.js';
 
@@ -64,7 +65,9 @@ export function waitUntilFinished<R>(ctx: JobContext, id: string, name: string, 
       const [st, rv, err] = await client.hmget(jk, 'st', 'rv', 'err');
       if (st === 'c') finish(() => resolve(parseJson(rv ?? undefined) as R));
       else if (st === 'f') finish(() => reject(new Error(err ?? '')));
-      else if (st === null) finish(() => reject(new JobNotFoundError(id, 'waitUntilFinished')));
+      else if (st === null) {
+        finish(() => reject(withBullText(new JobNotFoundError(id, 'waitUntilFinished'), `Missing key for job ${ctx.keys.prefix}:${ctx.keys.queue}:${id}. isFinished`)));
+      }
     })().catch((e: unknown) => finish(() => reject(e)));
   });
 }
@@ -74,11 +77,19 @@ export function prepare(ctx: JobContext, j: Record<string, unknown>, field: stri
   v.string(`${field}name`, j.name);
   const opts = j.opts as JobOptions | undefined;
   const n = normalizeJobOptions(opts, `${field}opts`);
-  return {
-    id: n.jobId ?? '', name: j.name as string, data: v.encodeJson(`${field}data`, j.data, ctx.maxPayloadBytes),
+  const data = v.encodeJson(`${field}data`, j.data, ctx.maxPayloadBytes);
+  if (n.sizeLimit !== undefined) checkSizeLimit(n, j.name as string, data, `${field}data`);
+  const args: AddJobArgs = {
+    id: n.jobId ?? '', name: j.name as string, data,
     opts: storedOptions(opts, n), priority: n.priority, lane: n.lane, delay: n.delay, lifo: n.lifo,
     keepCompleted: n.keepCompleted, keepFailed: n.keepFailed, dedupId: n.deduplication?.id, dedupTtl: n.deduplication?.ttl,
+    groupMaxSize: n.groupMaxSize,
   };
+  // The same fields as Queue.add's (queue.ts prepare), without the queue's defaultJobOptions.
+  if (n.deduplication?.mode) args.dedupMode = n.deduplication.mode;
+  if (n.timestamp !== undefined) args.timestamp = n.timestamp;
+  if (n.parent) args.parent = parentArgs(n.parent, ctx.keys, n.policy);
+  return args;
 }
 
 export async function addLog(ctx: JobContext, id: string, row: string, keep: number | undefined): Promise<number> {

@@ -24,6 +24,7 @@ import {
   definedOnly, num, optsFromJSON, parseJson, retentionOption, returnValue, traces, type JobJson, type JobJsonSandbox, type ParentKeys,
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
+import { isHeld } from './queue-maintenance.js';
 import { addLog, prepare, waitUntilFinished } from './job-wait.js';
 
 export { stateName, jobContextOf, type JobState } from './job-state.js';
@@ -261,6 +262,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     for (let i = 0; i < prepared.length; i += ADD_BATCH) {
       const batch = prepared.slice(i, i + ADD_BATCH);
       const replies = await scripts.add(ctx, batch);
+      const failed = replies.find((r) => r.error);
+      if (failed) throw failed.error;
       const loaded = await Promise.all(replies.map((r) => Job.load(ctx, r.id, queue)));
       loaded.forEach((job, k) => {
         const j = jobs[i + k];
@@ -370,12 +373,21 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /**
    * Saves this (unsaved) job to its queue and returns its id (BullMQ's addJob). The `client`
    * argument is not used: echomq writes through the queue's own connection, in one script call.
+   * `parentOpts.parentKey` makes it a child of that job, as the `parent` option does.
    */
-  async addJob(_client?: unknown, _parentOpts?: unknown): Promise<string> {
+  async addJob(_client?: unknown, parentOpts?: { parentKey?: string }): Promise<string> {
     // BullMQ's constructor shows attempts 0 for "not given"; echomq's options want 1 or more.
     const { attempts, ...rest } = this.opts;
-    const opts = attempts ? { ...rest, attempts } : rest;
+    const opts: JobOptions = attempts ? { ...rest, attempts } : rest;
+    // BullMQ's parentKey `<prefix>:<queue>:<id>` (its logical name) as the `parent` option.
+    const pk = parentOpts?.parentKey;
+    if (pk !== undefined && opts.parent === undefined) {
+      const i = v.nonEmptyString('parentOpts.parentKey', pk, 4096).lastIndexOf(':');
+      if (i <= 0) v.fail('parentOpts.parentKey', "a job's logical name '<prefix>:<queue>:<id>'", pk);
+      opts.parent = { id: pk.slice(i + 1), queue: pk.slice(0, i) };
+    }
     const [r] = await scripts.add(this.ctx, [prepare(this.ctx, { name: this.name, data: this.data, opts }, '')]);
+    if (r.error) throw r.error;
     this.id = r.id;
     return r.id;
   }
@@ -456,12 +468,16 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /**
-   * Deletes the job, and by default its flow children (theirs too, active ones excepted).
-   * Refused while the job is active (BullMQ's "could not be removed because it is locked").
+   * Deletes the job, and by default its flow children (theirs too). Refused while the job, or
+   * with removeChildren a job it waits for, is active (BullMQ's "could not be removed because
+   * it is locked"): then nothing is removed.
    * A job that does not exist is no error, as in BullMQ.
    */
   async remove({ removeChildren = true }: { removeChildren?: boolean } = {}): Promise<void> {
-    const r = await deps.removeWithChildren(this.ctx, this.id, v.boolean('removeChildren', removeChildren));
+    const withChildren = v.boolean('removeChildren', removeChildren);
+    // As BullMQ: an active job anywhere in the tree leaves the whole tree untouched.
+    if (withChildren && (await isHeld(this.ctx, this.ctx.keys, this.id, true))) throw lockedError(this.id);
+    const r = await deps.removeWithChildren(this.ctx, this.id, withChildren);
     if (r === -3) throw lockedError(this.id);
     owners.get(this)?.emit('removed', this);
   }

@@ -302,7 +302,8 @@ export function normalizeJobOptions(opts: unknown, field = 'opts'): NormalizedJo
     keepFailed: keep('removeOnFail', o.removeOnFail),
     policy: '',
   };
-  if (o.jobId !== undefined) out.jobId = v.jobId(o.jobId);
+  // An empty custom id is no id: BullMQ generates one then.
+  if (o.jobId !== undefined && o.jobId !== '') out.jobId = v.jobId(o.jobId);
   const b = o.backoff as { jitter?: unknown } | undefined;
   if (b && typeof b === 'object' && typeof b.jitter === 'number' && !(b.jitter >= 0 && b.jitter <= 1)) {
     v.failAs('Jitter should be between 0 and 1', 'backoff.jitter', 'a number 0…1', b.jitter);
@@ -345,12 +346,14 @@ export function checkSizeLimit(n: NormalizedJobOptions, jobName: string, data: s
  * Options the job hash holds in fields of their own, which Job shows again in job.opts: not
  * repeated in the stored JSON. attempts and backoff are stored normalised.
  */
-const OWN_FIELD = new Set(['priority', 'lane', 'delay', 'lifo', 'removeOnComplete', 'removeOnFail', 'attempts', 'backoff', 'timestamp']);
+// `timestamp` is not among them: the hash's `ts` is there for every job, but job.opts shows a
+// timestamp only when the add gave one (as BullMQ's), so a given one is kept in the JSON too.
+const OWN_FIELD = new Set(['priority', 'lane', 'delay', 'lifo', 'removeOnComplete', 'removeOnFail', 'attempts', 'backoff']);
 
 /**
  * The options stored with the job as JSON (what job.opts shows besides the hash's own fields):
  * what the user set, without the options that have fields of their own (retention: kc/ka/kfc/
- * kfa, which the scripts read; priority, lane, delay, lifo, timestamp), attempts when not the
+ * kfa, which the scripts read; priority, lane, delay, lifo), attempts when not the
  * default 1, the normalised backoff and the trace context of the add (src/tracing.ts, read by
  * the worker's process span; not stored when the user set `telemetry.omitContext`). '' for
  * none, so the hash then has no opts field.

@@ -241,7 +241,7 @@ async function childrenOf(ctx: JobContext, keys: QueueKeys, id: string, pendingO
 }
 
 /** Whether a job, or with `children` a job it waits for (recursively), is active (held by a worker). */
-async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, children: boolean, depth = 0): Promise<boolean> {
+export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, children: boolean, depth = 0): Promise<boolean> {
   if ((await ctx.client.hget(jobKey(keys, id), 'st')) === 'a') return true;
   if (!children || depth > 64) return false;
   for (const c of await childrenOf(ctx, keys, id, true)) {

@@ -106,14 +106,17 @@ describe('deduplication', () => {
     expect(b.id).not.toBe(a.id);
   });
 
-  it('throttle mode returns the holder even after it was deleted', async () => {
+  it('throttle mode: removing the holder frees the id (as BullMQ), inside the window too', async () => {
     const name = qname('dd5');
     const q = queue(name);
     const a = await q.add('a', { v: 1 }, { deduplication: { id: 't', ttl: 60_000 } });
     await q.remove(a.id);
-    const dup = await q.add('a', { v: 2 }, { deduplication: { id: 't', ttl: 60_000 } });
-    expect(dup.id).toBe(a.id);
-    expect(await q.getJobCounts('waiting')).toEqual({ waiting: 0 });
+    const next = await q.add('a', { v: 2 }, { deduplication: { id: 't', ttl: 60_000 } });
+    expect(next.id).not.toBe(a.id);
+    expect(await q.getDeduplicationJobId('t')).toBe(next.id);
+    const dup = await q.add('a', { v: 3 }, { deduplication: { id: 't', ttl: 60_000 } });
+    expect(dup.id).toBe(next.id);
+    expect(await q.getJobCounts('waiting')).toEqual({ waiting: 1 });
   });
 
   it('removeDeduplicationKey frees the id at once', async () => {

@@ -92,7 +92,7 @@ describe('flows in one queue', () => {
     expect(await q.getJobCounts('waiting-children')).toEqual({ 'waiting-children': 0 });
   });
 
-  it('writes a same-queue flow in one script call, and a flow with an existing id not at all', async () => {
+  it('writes a same-queue flow in one script call, and a refused flow naming an existing job not at all', async () => {
     const name = qname('flowatomic');
     const q = queue(name);
     await q.add('x', {}, { jobId: 'taken' });
@@ -100,7 +100,9 @@ describe('flows in one queue', () => {
     const fp = producer();
     await expect(fp.add({
       name: 'root', queueName: name, children: [
-        { name: 'a', queueName: name }, { name: 'b', queueName: name, opts: { jobId: 'taken' } },
+        // An existing job of the flow would be kept and attached (as BullMQ); one given children
+        // in another queue is refused, and nothing of the flow is written.
+        { name: 'a', queueName: name }, { name: 'b', queueName: name, opts: { jobId: 'taken' }, children: [{ name: 'b1', queueName: `${name}-other` }] },
       ],
     })).rejects.toBeInstanceOf(InvalidStateError);
     expect(await snapshot(redis, q.keys)).toEqual(before);

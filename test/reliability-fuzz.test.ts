@@ -243,7 +243,8 @@ function optsVerdict(x: unknown): Verdict {
       // A negative delay runs at once and attempts 0 means one attempt, as in BullMQ.
       opt(o, 'delay', (d) => isInt(d, -MAX_SAFE, MAX_SAFE)),
       // BullMQ's id rules: not '0', not starting '0:', not what parseInt prints back.
-      opt(o, 'jobId', (id) => (isStr(id) === 'ok' && id !== '0' && !(id as string).startsWith('0:') && `${parseInt(id as string, 10)}` !== id ? 'ok' : 'bad')),
+      // '' is no id (BullMQ generates one), so it is accepted.
+      opt(o, 'jobId', (id) => (id === '' || isStr(id) === 'ok' && id !== '0' && !(id as string).startsWith('0:') && `${parseInt(id as string, 10)}` !== id ? 'ok' : 'bad')),
       opt(o, 'attempts', (a) => isInt(a, 0, MAX_SAFE)),
       opt(o, 'backoff', backoffVerdict),
       opt(o, 'lifo', isBool),
@@ -531,7 +532,7 @@ describe('reliability: fuzzed arguments to the public API', () => {
 
     async function checkAdded(queue: Queue, model: Map<string, Model>, job: Job, name: string, expected: unknown, opts: any): Promise<void> {
       const o = (opts ?? {}) as Record<string, any>;
-      const jobId = o.jobId as string | undefined;
+      const jobId = (o.jobId === '' ? undefined : o.jobId) as string | undefined;
       if (jobId !== undefined) expect(job.id).toBe(jobId);
       else expect(job.id).toMatch(/^\d+$/);
       const existing = model.get(job.id);

@@ -57,8 +57,12 @@ function parseSlot(r: unknown[]): SchedulerSlotReply {
 const opt = (x: number | undefined): string | number => (x === undefined ? '' : x);
 
 export const lifecycleScripts = {
-  /** Returns ok, or the id of a job that already exists / whose parent is missing (nothing was written). */
-  async addFlow(ctx: ScriptContext, nodes: readonly FlowNodeArgs[]): Promise<{ ok: true } | { ok: false; existingId: string; missingParent: boolean }> {
+  /**
+   * Returns ok (with the ids of existing leaves that were kept), or the id of a job that already
+   * exists with children in the flow (-5) / whose parent is missing (-6) / that has another
+   * parent (-7); then nothing was written.
+   */
+  async addFlow(ctx: ScriptContext, nodes: readonly FlowNodeArgs[]): Promise<{ ok: true; existing: string[] } | { ok: false; existingId: string; code: -5 | -6 | -7 }> {
     const args: Array<string | number> = [nodes.length];
     for (const n of nodes) {
       const p = n.parent;
@@ -69,8 +73,8 @@ export const lifecycleScripts = {
     }
     const r = (await raw.addFlow(ctx, args)) as unknown[];
     const code = Number(r[0]);
-    if (code === -5 || code === -6) return { ok: false, existingId: String(r[1]), missingParent: code === -6 };
-    return { ok: true };
+    if (code === -5 || code === -6 || code === -7) return { ok: false, existingId: String(r[1]), code };
+    return { ok: true, existing: r.slice(1).map(String) };
   },
 
   /** 1 registered, 0 already known, -1 no such parent. */

@@ -75,7 +75,7 @@ end
 local function releaseParent(pid, pjk, now)
   redis.call('ZREM', K.wchildren, pid)
   local f = redis.call('HMGET', pjk, 'lane', 'prio', 'delay', 'lifo')
-  placeJob(pjk, pid, laneOr(f[1]), prioOr(f[2]), tonumber(f[3] or '0'), f[4] == '1', now)
+  placeJob(pjk, pid, laneOr(f[1]), prioOr(f[2]), tonumber(f[3] or '0'), f[4] == '1', now, 'waiting-children')
   wake()
 end
 

@@ -5,8 +5,9 @@
 
 -- Puts an existing job hash where its state says: delayed (due at now + delay) or ready at the
 -- back (front when lifo) of its tier. Returns 'd' or 'w'. A ready job does not wake anyone:
--- the caller wakes one worker once, after its loop.
-local function placeJob(jk, id, lane, prio, delay, lifo, now)
+-- the caller wakes one worker once, after its loop. prev (optional): the state it leaves,
+-- named in the waiting event (BullMQ's `prev`).
+local function placeJob(jk, id, lane, prio, delay, lifo, now, prev)
   if delay > 0 then
     redis.call('HSET', jk, 'st', 'd')
     scheduleDelayed(id, now + delay)
@@ -16,7 +17,7 @@ local function placeJob(jk, id, lane, prio, delay, lifo, now)
   local stamp = nextStamp(lifo)
   redis.call('HSET', jk, 'sq', stamp)
   pushReady(jk, lane, prio, stamp .. id)
-  emit('waiting', 'jobId', id)
+  if prev then emit('waiting', 'jobId', id, 'prev', prev) else emit('waiting', 'jobId', id) end
   return 'w'
 end
 

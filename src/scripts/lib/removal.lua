@@ -1,6 +1,6 @@
 -- Removing one job from whatever state it is in (remove.lua, clean.lua). Needs lib/common.lua,
 -- lib/lanes.lua, lib/retention.lua, lib/newjob.lua, lib/flow.lua and the keys they use, plus
--- K.active, K.delayed, K.completed, K.failed, K.wchildren.
+-- K.active, K.delayed, K.completed, K.failed, K.wchildren, K.dedup, K.dedupx.
 
 -- BullMQ's names of the structure a removed job was in (the 'prev' field of a removed event):
 -- its key names, so a ready job was in 'wait' or, with a priority, 'prioritized'.
@@ -44,7 +44,7 @@ end
 -- BullMQ name of what it was in (prevName).
 local function removeOne(id, filter, cutoff, now)
   local jk = K.jobBase .. id
-  local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'ts', 'fOn', 'pOn')
+  local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'ts', 'fOn', 'pOn', 'opts')
   local st = f[1]
   if not st then return -1 end
   if filter ~= '' and st ~= filter then return -3 end
@@ -74,6 +74,16 @@ local function removeOne(id, filter, cutoff, now)
     redis.call('ZREM', K.wchildren, id)
   end
   removedChild(jk, id, now, 0) -- flows: a removed child no longer holds its parent
+  -- A removed job frees the deduplication id it holds, throttle window or not (BullMQ's
+  -- removal does; a job deleted by retention keeps a throttle until it ends).
+  if f[8] and string.find(f[8], '"deduplication"', 1, true) then
+    local ok, o = pcall(cjson.decode, f[8])
+    local dd = ok and type(o) == 'table' and type(o.deduplication) == 'table' and o.deduplication.id
+    if type(dd) == 'string' and redis.call('HGET', K.dedup, dd) == id then
+      redis.call('HDEL', K.dedup, dd)
+      redis.call('ZREM', K.dedupx, dd)
+    end
+  end
   deleteJob(id)
   return 1, prevName(st, prioOr(f[3]))
 end
