@@ -86,6 +86,8 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private paused = false;
   /** Paused by pause() without doNotWaitActive, its jobs done: isRunning() is false (BullMQ's). */
   private pausedIdle = false;
+  /** The loop ended at a pause (see loop); resume() starts a new one. */
+  private loopEnded = false;
   private hadWork = false;
   private leaseTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
@@ -256,7 +258,10 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       if (this.running.size > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
       // As BullMQ's, whose loop ends once its jobs are done: not running until resume().
       // With doNotWaitActive its loop goes on, and so does isRunning().
-      if (this.paused) this.pausedIdle = true;
+      if (this.paused) {
+        this.pausedIdle = true;
+        this.poke(); // the loop, waiting while paused, sees pausedIdle and ends
+      }
     }
     this.emit('paused');
   }
@@ -266,6 +271,10 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     if (!this.paused) return;
     this.paused = false;
     this.pausedIdle = false;
+    if (this.loopEnded && !this.stopping) {
+      this.loopEnded = false;
+      this.runningLoop = this.loop();
+    }
     this.poke();
     this.emit('resumed');
   }
@@ -298,6 +307,12 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     let failures = 0;
     await this.applyLimiter();
     while (!this.stopping) {
+      // pause() without doNotWaitActive, its jobs done: the loop ends and run() resolves, as
+      // BullMQ's; resume() starts it again.
+      if (this.pausedIdle) {
+        this.loopEnded = true;
+        return;
+      }
       if (this.paused || this.free() <= 0) {
         await this.waitLocal();
         continue;

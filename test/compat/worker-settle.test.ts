@@ -164,6 +164,32 @@ describe('Worker pause and isRunning (BullMQ Worker)', () => {
     expect(r.echomq).toEqual(r.bullmq);
     expect(r.echomq).toEqual({ before: true, paused: { running: true, paused: true }, resumed: { running: true, paused: false }, second: 'b' });
   });
+
+  it('run() resolves once pause() has let the running jobs finish; resume() processes again', async () => {
+    const r = await sideBySide(async (lib, name, connection) => {
+      const q = new lib.Queue(name, { connection });
+      const w = worker(lib, name, connection, async () => {
+        await new Promise((res) => setTimeout(res, 100));
+      }, { autorun: false });
+      const running = w.run();
+      const active = once(w, 'active');
+      await q.add('a', {});
+      await active;
+      await w.pause();
+      const ended = await Promise.race([running.then(() => 'resolved'), new Promise((res) => setTimeout(() => res('pending'), 500))]);
+      const paused = { running: w.isRunning(), counts: await q.getJobCounts('completed') };
+      await w.resume();
+      const done = once<[AnyJob]>(w, 'completed');
+      await q.add('b', {});
+      const [job] = await done;
+      const resumed = w.isRunning();
+      await w.close();
+      await q.close();
+      return { ended, paused, resumed, after: job.name };
+    });
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq).toEqual({ ended: 'resolved', paused: { running: false, counts: { completed: 1 } }, resumed: true, after: 'b' });
+  });
 });
 
 describe('Worker manual processing (BullMQ getNextJob)', () => {
