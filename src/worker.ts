@@ -678,11 +678,16 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       }
       clearInterval(this.leaseTimer);
       await this.sandbox?.close(force);
-      // Redis unreachable: the loop's claim waits in the client's offline queue (commands are
-      // retried forever). Disconnecting rejects it, so the loop ends and close() returns.
-      if (this.conn.client.status !== 'ready') await closeConnection(this.conn, true);
-      await this.runningLoop?.catch(() => {});
-      await closeConnection(this.conn, force);
+      // Redis unreachable: the loop's claim waits in the client's offline queue, where commands
+      // are retried forever, and ioredis' disconnect() while reconnecting does not reject them.
+      // So the connection is dropped and the loop not awaited: it ends if that claim ever
+      // settles (stopping is set), and nothing of it reaches Redis any more.
+      if (this.conn.client.status !== 'ready') {
+        await closeConnection(this.conn, true);
+      } else {
+        await this.runningLoop?.catch(() => {});
+        await closeConnection(this.conn, force);
+      }
       this.emit('closed');
     })();
     return this.closing;
