@@ -128,9 +128,11 @@ export async function moveToFailed(job: Job, ctx: JobContext, err: Error, owner:
   const hooks = hooksOf(ctx);
   const plan = await failurePlan(job, err, hooks);
   const stack = failedStack(job, err);
+  // As BullMQ's: a retried attempt fetches no next job (the caller may claim the retry itself).
+  const fetch = fetchNext && plan.retryDelay < 0;
   const r = await scripts.fail(ctx, {
     id: job.id, token: String(job.attemptsStarted), reason: plan.reason, stack, retryDelayMs: plan.retryDelay,
-    exhausted: plan.exhausted, fetch: fetchNext ? 1 : 0, leaseMs: hooks?.leaseMs ?? DEFAULT_LEASE,
+    exhausted: plan.exhausted, fetch: fetch ? 1 : 0, leaseMs: hooks?.leaseMs ?? DEFAULT_LEASE,
     owner, metrics: hooks?.metrics, keep: hooks?.keepFailed,
   });
   if (typeof r === 'number') throw lockError(r, 'moveToFinished', job.id);
@@ -140,7 +142,7 @@ export async function moveToFailed(job: Job, ctx: JobContext, err: Error, owner:
   if (plan.retryDelay < 0) job.finishedOn = Date.now();
   else if (plan.retryDelay > 0) job.delay = plan.retryDelay;
   afterFinish(ctx, job);
-  return fetchNext ? nextTuple(ctx, r, owner) : [];
+  return fetch ? nextTuple(ctx, r, owner) : [];
 }
 
 export async function moveToDelayed(job: Job, ctx: JobContext, timestamp: number, owner?: string): Promise<void> {

@@ -250,6 +250,25 @@ describe('Worker manual processing (BullMQ getNextJob)', () => {
     expect(r.echomq).toEqual({ failed: true, completed: true, reason: 'by zero' });
   });
 
+  it('moveToFailed with fetchNext fetches nothing when the job is retried; getNextJob then takes the retry', async () => {
+    const r = await sideBySide(async (lib, name, connection) => {
+      const q = new lib.Queue(name, { connection });
+      const w = worker(lib, name, connection, null);
+      await q.add('r', {}, { attempts: 2 });
+      const job = (await w.getNextJob('my-token'))!;
+      const reply = await job.moveToFailed(new Error('once'), '0', true);
+      const again = await w.getNextJob('my-token', { block: false });
+      // No next job: BullMQ replies undefined, echomq an empty tuple (its declared NextJobTuple | []).
+      const none = reply === undefined || (Array.isArray(reply) && reply.length === 0);
+      const seen = { reply: none ? 'none' : 'job', again: again?.id === job.id, made: again?.attemptsMade ?? null };
+      await w.close();
+      await q.close();
+      return seen;
+    });
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq.again).toBe(true);
+  });
+
   it('an idle claim blocks for drainDelay seconds when nothing is delayed', async () => {
     const r = await sideBySide(async (lib, name, connection) => {
       const w = worker(lib, name, connection, null, { autorun: false });
