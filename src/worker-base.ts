@@ -144,35 +144,24 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
   protected async block(wakeInMs: number): Promise<void> {
     let seconds = this.opts.drainDelay;
     if (wakeInMs >= 0) seconds = Math.min(seconds, Math.max(0.001, Math.min(wakeInMs, this.opts.maximumRateLimitDelay) / 1000));
-    const deadline = Date.now() + seconds * 1000;
     const client = this.blockingClient();
-    const local = this.waitLocal().then(() => WOKEN);
+    const local = this.waitLocal();
+    // A poke can end a block before its BLPOP returns. That BLPOP stays in flight and is awaited
+    // again here, never stacked behind: a second BLPOP would queue on the same connection while
+    // the first one took the next wake token and nobody looked at it (a lost wake-up).
+    this.blpop ??= client.blpop(this.keys.wake, seconds).then(
+      () => undefined,
+      (err: unknown) => err ?? new Error('blpop failed'),
+    ).finally(() => {
+      this.blpop = undefined;
+    });
     let timer: NodeJS.Timeout | undefined;
-    const due = new Promise<typeof WOKEN>((r) => (timer = setTimeout(() => r(WOKEN), seconds * 1000)));
+    const due = new Promise<void>((r) => (timer = setTimeout(r, seconds * 1000)));
     try {
-      for (;;) {
-        // A poke can end a block before its BLPOP returns. That BLPOP stays in flight and is
-        // awaited again here, never stacked behind: a second BLPOP would queue on the same
-        // connection while the first one took the next wake token and nobody looked at it (a
-        // lost wake-up).
-        this.blpop ??= client.blpop(this.keys.wake, Math.max(0.001, (deadline - Date.now()) / 1000)).then(
-          (reply: unknown) => (reply === null ? TIMED_OUT : WOKEN),
-          (err: unknown) => err ?? new Error('blpop failed'),
-        ).finally(() => {
-          this.blpop = undefined;
-        });
-        const r = await Promise.race([this.blpop, local, due]);
-        // An inherited BLPOP (an earlier block's) timed out before this block's time was up:
-        // block again for the rest of it, or a job added meanwhile is missed until the next block.
-        if (r === TIMED_OUT) {
-          if (this.stopping || deadline - Date.now() < 1) return;
-          continue;
-        }
-        if (r !== WOKEN && r && !this.stopping) {
-          this.reportError(r);
-          await sleep(100);
-        }
-        return;
+      const err = await Promise.race([this.blpop, local, due]);
+      if (err && !this.stopping) {
+        this.reportError(err);
+        await sleep(100);
       }
     } finally {
       clearTimeout(timer);
@@ -216,10 +205,6 @@ export function nameConnection(conn: Connection, name: string): void {
   }
   void c.client('SETNAME', name).catch(() => {});
 }
-
-/** How a block's BLPOP ended: a wake token (or a poke, or the block's time), or its own timeout. */
-const WOKEN = Symbol('woken');
-const TIMED_OUT = Symbol('timed out');
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
