@@ -20,7 +20,8 @@ export interface BackoffOptions {
   jitter?: number;
 }
 
-export type BackoffStrategy = (attemptsMade: number, type: string, err: Error, job: unknown) => number;
+/** A custom strategy: the delay in ms, or a promise of it (BullMQ awaits it). */
+export type BackoffStrategy = (attemptsMade: number, type: string, err: Error, job: unknown) => number | Promise<number>;
 
 /** Validates and normalises `backoff` (a number is a fixed delay in ms). */
 export function normalizeBackoff(value: unknown, field = 'backoff'): BackoffOptions | undefined {
@@ -53,7 +54,7 @@ export function backoffDelay(
   strategies: Record<string, BackoffStrategy> = {},
   fallback?: BackoffStrategy,
   random: () => number = Math.random,
-): number | undefined {
+): number | undefined | Promise<number | undefined> {
   integerIn('attemptsMade', attemptsMade, 1, Number.MAX_SAFE_INTEGER);
   if (!backoff) return 0;
   let d: number;
@@ -62,11 +63,18 @@ export function backoffDelay(
   else {
     const fn = strategies[backoff.type] ?? fallback;
     if (!fn) return undefined;
-    d = fn(attemptsMade, backoff.type, err, job);
-    if (typeof d !== 'number' || !Number.isFinite(d)) return undefined;
+    const got: unknown = fn(attemptsMade, backoff.type, err, job);
+    // An async strategy: only this case pays for a promise; built-in types stay synchronous.
+    if (got instanceof Promise) return got.then((ms: unknown) => withJitter(backoff, ms, random));
+    return withJitter(backoff, got, random);
   }
+  return withJitter(backoff, d, random);
+}
+
+function withJitter(backoff: BackoffOptions, d: unknown, random: () => number): number | undefined {
+  if (typeof d !== 'number' || !Number.isFinite(d)) return undefined;
   if (backoff.jitter) d = d * (1 - backoff.jitter * random());
-  return Math.max(0, Math.round(d));
+  return Math.max(0, Math.round(d as number));
 }
 
 /** What a failed attempt leads to (see retryPlan). */
@@ -90,23 +98,28 @@ export function retryPlan(
   err: Error,
   strategies: Record<string, BackoffStrategy>,
   fallback?: BackoffStrategy,
-): RetryPlan {
+): RetryPlan | Promise<RetryPlan> {
   const attempts = Number(job.opts.attempts ?? 1);
   const made = job.attemptsMade + 1;
-  let retryDelay = -1;
-  let reason = err.message;
   const unrecoverable = err instanceof UnrecoverableError || err.name === 'UnrecoverableError';
-  if (!unrecoverable && made < attempts) {
-    let backoff;
-    try {
-      backoff = normalizeBackoff(job.opts.backoff);
-    } catch {
-      backoff = undefined;
-    }
-    const d = backoffDelay(backoff, made, err, job, strategies, fallback);
-    if (d === undefined) reason = `${reason} (unknown backoff strategy ${JSON.stringify(backoff?.type)}; not retried)`;
-    else retryDelay = d;
+  if (unrecoverable || made >= attempts) return planOf(-1, err.message, made, attempts);
+  let backoff;
+  try {
+    backoff = normalizeBackoff(job.opts.backoff);
+  } catch {
+    backoff = undefined;
   }
+  const d = backoffDelay(backoff, made, err, job, strategies, fallback);
+  if (d instanceof Promise) return d.then((ms) => retryOf(ms, backoff, err, made, attempts));
+  return retryOf(d, backoff, err, made, attempts);
+}
+
+function retryOf(d: number | undefined, backoff: BackoffOptions | undefined, err: Error, made: number, attempts: number): RetryPlan {
+  if (d === undefined) return planOf(-1, `${err.message} (unknown backoff strategy ${JSON.stringify(backoff?.type)}; not retried)`, made, attempts);
+  return planOf(d, err.message, made, attempts);
+}
+
+function planOf(retryDelay: number, reason: string, made: number, attempts: number): RetryPlan {
   // BullMQ's rule for retries-exhausted: failed for good with every attempt used (attempts 1 too).
   return { retryDelay, reason, made, exhausted: retryDelay < 0 && made >= attempts };
 }

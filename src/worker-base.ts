@@ -127,6 +127,19 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
     });
   }
 
+  /**
+   * BullMQ's block timeout, in seconds, of an idle claim: until `blockUntil` (ms since the
+   * epoch; 0 = no delayed job), at least minimumBlockTimeout and at most maximumBlockTimeout, or
+   * drainDelay when nothing is due. A blockUntil already past gives its (non-positive) delay.
+   */
+  protected getBlockTimeout(blockUntil: number): number {
+    if (!blockUntil) return Math.max(this.opts.drainDelay, this.minimumBlockTimeout);
+    const ms = blockUntil - Date.now();
+    if (ms <= 0) return ms;
+    if (ms < this.minimumBlockTimeout * 1000) return this.minimumBlockTimeout;
+    return Math.min(ms / 1000, this.maximumBlockTimeout);
+  }
+
   /** Blocks on the wake list until work is signalled, the next delayed job is due, or drainDelay. */
   protected async block(wakeInMs: number): Promise<void> {
     let seconds = this.opts.drainDelay;

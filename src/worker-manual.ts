@@ -15,6 +15,8 @@ export interface ManualHost {
   leaseMs(): number;
   /** The worker is closing: no more claims. */
   closing(): boolean;
+  /** The worker is paused: getNextJob claims nothing (BullMQ's). */
+  paused(): boolean;
   /** Blocks on the queue's wake list (up to drainDelay, or until the next delayed job). */
   block(wakeInMs: number): Promise<void>;
   /** A job was claimed for a caller: start renewing leases, emit 'active'. */
@@ -48,7 +50,7 @@ export class HeldJobs {
     v.nonEmptyString('token', token, 10_000);
     const o = v.plainObject('opts', opts);
     const block = o.block === undefined ? true : v.boolean('block', o.block);
-    if (this.host.closing()) return undefined;
+    if (this.host.closing() || this.host.paused()) return undefined;
     let reply: ClaimReply = await scripts.claim(this.host.ctx, { count: 1, leaseMs: this.host.leaseMs(), owner: token });
     if (reply.jobs.length === 0 && block && !this.host.closing()) {
       await this.host.block(reply.wakeInMs);

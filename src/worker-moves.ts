@@ -8,7 +8,7 @@
  * call for an attempt whose lease was recovered is refused even under the same token
  * (scripts/lib/lock.lua, DESIGN §11). A refused call changes nothing and throws BullMQ's text.
  */
-import { retryPlan, type BackoffStrategy } from './backoff.js';
+import { retryPlan, type BackoffStrategy, type RetryPlan } from './backoff.js';
 import { lockError, UnrecoverableError } from './errors.js';
 import { Job, type JobContext } from './job.js';
 import { jobKey, queueKeys } from './keys.js';
@@ -111,22 +111,28 @@ export function failedStack(job: Job, err: Error): string {
 }
 
 /** What a failed attempt leads to, with the worker's maxStartedAttempts (no retry once reached). */
-export function failurePlan(job: Job, err: Error, hooks: Pick<WorkerHooks, 'strategies' | 'fallbackStrategy' | 'maxStartedAttempts'> | undefined) {
+export function failurePlan(job: Job, err: Error, hooks: Pick<WorkerHooks, 'strategies' | 'fallbackStrategy' | 'maxStartedAttempts'> | undefined): RetryPlan | Promise<RetryPlan> {
   const plan = retryPlan(job, err, hooks?.strategies ?? {}, hooks?.fallbackStrategy);
   const max = hooks?.maxStartedAttempts;
-  if (plan.retryDelay >= 0 && max && job.attemptsStarted >= max) plan.retryDelay = -1;
-  return plan;
+  const cap = (p: RetryPlan): RetryPlan => {
+    if (p.retryDelay >= 0 && max && job.attemptsStarted >= max) p.retryDelay = -1;
+    return p;
+  };
+  // A promise only when a custom strategy is async; callers await it then and only then.
+  return plan instanceof Promise ? plan.then(cap) : cap(plan);
 }
 
 export async function moveToFailed(job: Job, ctx: JobContext, err: Error, owner: string, fetchNext = false): Promise<NextJobTuple | []> {
   token(owner);
   if (!(err instanceof Error)) v.fail('err', 'an Error', err);
   const hooks = hooksOf(ctx);
-  const plan = failurePlan(job, err, hooks);
+  const plan = await failurePlan(job, err, hooks);
   const stack = failedStack(job, err);
+  // As BullMQ's: a retried attempt fetches no next job (the caller may claim the retry itself).
+  const fetch = fetchNext && plan.retryDelay < 0;
   const r = await scripts.fail(ctx, {
     id: job.id, token: String(job.attemptsStarted), reason: plan.reason, stack, retryDelayMs: plan.retryDelay,
-    exhausted: plan.exhausted, fetch: fetchNext ? 1 : 0, leaseMs: hooks?.leaseMs ?? DEFAULT_LEASE,
+    exhausted: plan.exhausted, fetch: fetch ? 1 : 0, leaseMs: hooks?.leaseMs ?? DEFAULT_LEASE,
     owner, metrics: hooks?.metrics, keep: hooks?.keepFailed,
   });
   if (typeof r === 'number') throw lockError(r, 'moveToFinished', job.id);
@@ -134,8 +140,9 @@ export async function moveToFailed(job: Job, ctx: JobContext, err: Error, owner:
   job.attemptsMade = plan.made;
   job.stacktrace = JSON.parse(stack) as string[];
   if (plan.retryDelay < 0) job.finishedOn = Date.now();
+  else if (plan.retryDelay > 0) job.delay = plan.retryDelay;
   afterFinish(ctx, job);
-  return fetchNext ? nextTuple(ctx, r, owner) : [];
+  return fetch ? nextTuple(ctx, r, owner) : [];
 }
 
 export async function moveToDelayed(job: Job, ctx: JobContext, timestamp: number, owner?: string): Promise<void> {

@@ -23,7 +23,7 @@ import type { SlotPool } from './sharded-worker.js';
 import { createSandboxProcessor, type SandboxProcessor } from './sandbox/index.js';
 import { applyGroupDefaults, workerGroupDefaults, type GroupDefaults } from './pro/groups.js';
 import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
-import { WorkerBase, nameConnection, sleep } from './worker-base.js';
+import { WorkerBase, nameConnection } from './worker-base.js';
 import { extendJobLocks, failedStack, failurePlan, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
 import { HeldJobs } from './worker-manual.js';
 
@@ -84,6 +84,10 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   /** close(true) was called: running jobs are left for stall recovery. */
   private forced = false;
   private paused = false;
+  /** Paused by pause() without doNotWaitActive, its jobs done: isRunning() is false (BullMQ's). */
+  private pausedIdle = false;
+  /** The loop ended at a pause (see loop); resume() starts a new one. */
+  private loopEnded = false;
   private hadWork = false;
   private leaseTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
@@ -142,6 +146,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       ctx: this.ctx,
       leaseMs: () => this.opts.lockDuration,
       closing: () => this.stopping,
+      paused: () => this.paused,
       block: (ms) => this.block(ms),
       started: (job) => {
         this.startLeaseTimer();
@@ -224,7 +229,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
 
   /** Whether the worker is claiming jobs itself: run() was called and it is neither paused nor closing (BullMQ's). */
   isRunning(): boolean {
-    return this.runningLoop !== undefined && !this.stopping && !this.paused;
+    return this.runningLoop !== undefined && !this.stopping && !this.pausedIdle;
   }
 
   isPaused(): boolean {
@@ -249,7 +254,15 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   async pause(doNotWaitActive?: boolean): Promise<void> {
     if (this.paused) return;
     this.paused = true;
-    if (!doNotWaitActive && this.running.size > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
+    if (!doNotWaitActive) {
+      if (this.running.size > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
+      // As BullMQ's, whose loop ends once its jobs are done: not running until resume().
+      // With doNotWaitActive its loop goes on, and so does isRunning().
+      if (this.paused) {
+        this.pausedIdle = true;
+        this.poke(); // the loop, waiting while paused, sees pausedIdle and ends
+      }
+    }
     this.emit('paused');
   }
 
@@ -257,6 +270,11 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   async resume(): Promise<void> {
     if (!this.paused) return;
     this.paused = false;
+    this.pausedIdle = false;
+    if (this.loopEnded && !this.stopping) {
+      this.loopEnded = false;
+      this.runningLoop = this.loop();
+    }
     this.poke();
     this.emit('resumed');
   }
@@ -289,6 +307,12 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     let failures = 0;
     await this.applyLimiter();
     while (!this.stopping) {
+      // pause() without doNotWaitActive, its jobs done: the loop ends and run() resolves, as
+      // BullMQ's; resume() starts it again.
+      if (this.pausedIdle) {
+        this.loopEnded = true;
+        return;
+      }
       if (this.paused || this.free() <= 0) {
         await this.waitLocal();
         continue;
@@ -305,7 +329,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
         if (this.stopping) break;
         this.reportError(err);
         failures++;
-        await sleep(Math.min(5000, this.opts.runRetryDelay, 50 * 2 ** Math.min(failures, 7)));
+        await this.retryPause(Math.min(5000, this.opts.runRetryDelay, 50 * 2 ** Math.min(failures, 7)));
         continue;
       }
       this.reserved -= n;
@@ -321,6 +345,13 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     }
   }
 
+  /** Waits `ms` before a failed call is retried; close() (a poke) ends the wait at once. */
+  private async retryPause(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((r) => (timer = setTimeout(r, ms))), this.waitLocal()]);
+    clearTimeout(timer);
+  }
+
   private startJobs(jobs: readonly ClaimedJob[]): void {
     for (const cj of jobs) this.startJob(cj);
   }
@@ -329,6 +360,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     const job = Job.fromFields(this.ctx, cj.id, cj.fields) as Job<D, R, N>;
     const token = Job.tokenOf(job);
     job.token = token;
+    if (this.opts.name !== undefined) job.processedBy = this.opts.name;
     const run: Running = { job, token, ac: new AbortController(), lost: false };
     this.running.set(job.id, run);
     this.hadWork = true;
@@ -383,7 +415,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       } catch (err) {
         if (this.stopping) return;
         this.reportError(err);
-        await sleep(Math.min(5000, 50 * 2 ** Math.min(failures, 7)));
+        await this.retryPause(Math.min(5000, 50 * 2 ** Math.min(failures, 7)));
       }
     }
   }
@@ -498,6 +530,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     // Before the next jobs start: their settles compare against it (settleCompleted).
     this.settling -= batch.length;
     let outbox = false;
+    const finishedOn = Date.now(); // one clock read per batch, as the settle call ran once
     for (let i = 0; i < batch.length; i++) {
       const { run, result } = batch[i]!;
       const code = reply.codes[i]!;
@@ -508,6 +541,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       }
       run.job.returnvalue = result;
       run.job.attemptsMade++;
+      run.job.finishedOn = finishedOn;
       this.emit('completed', run.job, result, 'active');
       if (mayWriteOutbox(run.job.parentKey)) outbox = true;
     }
@@ -519,7 +553,16 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
 
   private async settleFailed(run: Running, err: Error): Promise<void> {
     const job = run.job;
-    const { retryDelay, reason, made, exhausted } = failurePlan(job, err, this.ctx.worker);
+    let plan = failurePlan(job, err, this.ctx.worker);
+    if (plan instanceof Promise) {
+      try {
+        plan = await plan;
+      } catch (e) {
+        // The async strategy threw: the attempt fails for good, with why (not left active).
+        plan = { retryDelay: -1, reason: `${err.message} (backoff strategy failed: ${toError(e).message}; not retried)`, made: job.attemptsMade + 1, exhausted: false };
+      }
+    }
+    const { retryDelay, reason, made, exhausted } = plan;
     const stack = failedStack(job, err);
     const fetch = this.refill(1);
     try {
@@ -531,6 +574,10 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       this.afterSettle(run, reply, 'fail', () => {
         job.failedReason = reason;
         job.attemptsMade = made;
+        // As BullMQ's Job after moveToFailed: finishedOn when it failed for good, delay when a
+        // backoff retries it later.
+        if (retryDelay < 0) job.finishedOn = Date.now();
+        else if (retryDelay > 0) job.delay = retryDelay;
         this.emit('failed', job, err, 'active');
       });
     } catch (e) {
@@ -631,8 +678,16 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       }
       clearInterval(this.leaseTimer);
       await this.sandbox?.close(force);
-      await this.runningLoop?.catch(() => {});
-      await closeConnection(this.conn, force);
+      // Redis unreachable: the loop's claim waits in the client's offline queue, where commands
+      // are retried forever, and ioredis' disconnect() while reconnecting does not reject them.
+      // So the connection is dropped and the loop not awaited: it ends if that claim ever
+      // settles (stopping is set), and nothing of it reaches Redis any more.
+      if (this.conn.client.status !== 'ready') {
+        await closeConnection(this.conn, true);
+      } else {
+        await this.runningLoop?.catch(() => {});
+        await closeConnection(this.conn, force);
+      }
       this.emit('closed');
     })();
     return this.closing;

@@ -61,11 +61,18 @@ if delay < 0 then
   local metricsMax = tonumber(ARGV[10] or '0')
   if metricsMax > 0 then countFinished(K.metricsFailed, K.metricsFailedData, metricsMax, now, 1) end
 elseif delay > 0 then
-  redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'd')
+  -- job.delay shows the backoff, as BullMQ's; the delay the job was added with stays in odl
+  -- (job.opts.delay), as changeDelay keeps it. Retries with a backoff only: not the hot path.
+  local d = redis.call('HMGET', jk, 'delay', 'odl')
+  if not d[2] then redis.call('HSET', jk, 'odl', d[1] or '0') end
+  redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'd', 'delay', delay)
   scheduleDelayed(id, now + delay)
   emit('retrying', 'jobId', id, 'failedReason', ARGV[3], 'attemptsMade', made)
   emit('delayed', 'jobId', id, 'delay', now + delay)
 else
+  -- As BullMQ's retry: delayed jobs already due go ahead of the job retried now. The meta row
+  -- read here is the one the claim below reads anyway (cached): no extra call without delayed jobs.
+  if readMeta()[9] then promoteDue(now) end
   local stamp = nextStamp(f[7] == '1')
   redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'sq', stamp, 'st', 'w')
   enterLane(lane, tonumber(f[6]), stamp .. id)

@@ -59,10 +59,13 @@ local function promoteDue(now)
   for _, id in ipairs(ids) do
     redis.call('ZREM', K.delayed, id)
     local jk = K.jobBase .. id
-    local f = redis.call('HMGET', jk, 'lane', 'prio', 'lifo', 'st')
+    local f = redis.call('HMGET', jk, 'lane', 'prio', 'lifo', 'st', 'delay', 'odl')
     if f[4] then
       local stamp = nextStamp(f[3] == '1')
-      redis.call('HSET', jk, 'sq', stamp, 'st', 'w')
+      -- A ready job's delay is 0, as BullMQ's promotion sets it; the delay it was added with
+      -- stays in odl (job.opts.delay), as promote.lua keeps it.
+      if not f[6] and f[5] and f[5] ~= '0' then redis.call('HSET', jk, 'odl', f[5]) end
+      redis.call('HSET', jk, 'sq', stamp, 'st', 'w', 'delay', '0')
       enterLane(laneOr(f[1]), prioOr(f[2]), stamp .. id)
       emit('waiting', 'jobId', id, 'prev', 'delayed')
     end

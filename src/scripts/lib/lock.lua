@@ -10,9 +10,11 @@
 -- Codes, as BullMQ's: 1 the caller holds the lock; -1 no such job; -2 missing lock (not
 -- active, or the attempt is over); -3 not in the active state (no token given: the lock is not
 -- checked, as BullMQ without a token); -6 lock mismatch (active under another owner).
+-- Token '0' is BullMQ's "no lock check" token (job.moveToFailed(err, '0')): treated as no token.
+-- No real owner can be '0': a worker's own tokens are attempt counters, which start at 1.
 local function holderCode(jk, att, st, token, fence)
   if not st then return -1 end
-  if token == '' then
+  if token == '' or token == '0' then
     if st ~= 'a' then return -3 end
     return 1
   end
