@@ -20,9 +20,7 @@ for _, id in ipairs(ids) do
   local jk = K.jobBase .. id
   local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'lifo')
   if f[1] == 'd' then
-    local stamp = nextStamp(f[4] == '1')
-    redis.call('HSET', jk, 'st', 'w', 'sq', stamp)
-    enterLane(laneOr(f[2]), prioOr(f[3]), stamp .. id)
+    readyAgain(jk, id, f[2], f[3], f[4])
     emitJob('waiting', shared, id)
     moved = moved + 1
   end

@@ -45,9 +45,7 @@ for _, id in ipairs(ids) do
   if f[1] == want then
     redis.call('HDEL', jk, 'fOn', 'pOn', cleared)
     backToPending(jk, f[5], f[6])
-    local stamp = nextStamp(f[4] == '1')
-    redis.call('HSET', jk, 'st', 'w', 'sq', stamp)
-    enterLane(laneOr(f[2]), prioOr(f[3]), stamp .. id)
+    readyAgain(jk, id, f[2], f[3], f[4])
     emitJob('waiting', shared, id)
     moved = moved + 1
   end

@@ -183,6 +183,14 @@ local function pushReady(jk, lane, prio, member)
   enterLane(lane, prio, member)
 end
 
+-- Makes a job that is out of the lanes (delayed, finished) ready again at the back of its tier,
+-- or the front with lifo, from its stored lane, prio and lifo fields: one HSET of state and stamp.
+local function readyAgain(jk, id, lane, prio, lifo)
+  local stamp = nextStamp(lifo == '1')
+  redis.call('HSET', jk, 'st', 'w', 'sq', stamp)
+  enterLane(laneOr(lane), prioOr(prio), stamp .. id)
+end
+
 -- Takes a ready job out of its lane (not through a claim): uncounts it and fixes the ring.
 local function pullReady(lane, member, prio)
   if redis.call('ZREM', K.laneBase .. lane, member) == 0 then return false end
