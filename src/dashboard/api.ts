@@ -34,6 +34,34 @@ export interface ApiContext {
   readOnly: boolean;
 }
 
+/** What the API answers, named for the page's script (page/*.ts) so it reads replies with the server's types. */
+export interface ConfigReply {
+  readOnly: boolean;
+  prefix: string;
+}
+export type OverviewReply = Awaited<ReturnType<typeof ops.overview>>;
+export type QueueReply = Awaited<ReturnType<typeof ops.queueStatus>>;
+export type JobsReply = Awaited<ReturnType<typeof ops.findJobs>>;
+export type { Series as ThroughputReply } from './throughput.js';
+/** One job: Job.toJSON() (typed loosely there) plus state and logs; these are the fields the page shows. */
+export type JobReply = Awaited<ReturnType<typeof ops.jobDetail>> & {
+  id: string;
+  name: string;
+  lane: string;
+  priority: number;
+  attemptsMade: number;
+  attemptsStarted: number;
+  stalledCounter: number;
+  progress: unknown;
+  timestamp: number;
+  processedOn?: number | null;
+  finishedOn?: number | null;
+  returnvalue?: unknown;
+  data: unknown;
+  failedReason?: string | null;
+  stacktrace?: string[] | null;
+};
+
 const notFound = () => new HttpError(404, 'no such endpoint');
 
 /** Query numbers: digits become numbers; anything else goes to validation as it is. */
@@ -44,7 +72,7 @@ function qnum(s: string | null): number | undefined {
 
 export async function get(ctx: ApiContext, seg: string[], query: URLSearchParams): Promise<unknown> {
   const t = ctx.target;
-  if (seg.length === 1 && seg[0] === 'config') return { readOnly: ctx.readOnly, prefix: t.prefix };
+  if (seg.length === 1 && seg[0] === 'config') return { readOnly: ctx.readOnly, prefix: t.prefix } satisfies ConfigReply;
   if (seg[0] !== 'queues') throw notFound();
   if (seg.length === 1) return ops.overview(t);
   const q = await ops.openQueue(t, seg[1]);

@@ -1,6 +1,7 @@
 /**
- * The dashboard page and its style. Static: everything dynamic is drawn by app.ts's script
- * with textContent, so no user string ever passes through an HTML parser.
+ * The dashboard page and its style. Static: everything dynamic is drawn by the page's script
+ * (page/*.ts, served as /app.js) with textContent, so no user string ever passes through an
+ * HTML parser.
  */
 
 export const PAGE_HTML = `<!doctype html>

@@ -25,7 +25,7 @@ import { metricsFor } from '../metrics.js';
 import { Throughput } from './throughput.js';
 import { get, post, HttpError, type ApiContext } from './api.js';
 import { PAGE_HTML, PAGE_CSS } from './page.js';
-import { APP_JS } from './app.js';
+import { pageScript } from './script.js';
 
 export interface DashboardOptions {
   client: Redis;
@@ -68,6 +68,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   const ctx: ApiContext = { target: { client: opts.client, prefix, where: '' }, throughput, readOnly: !token };
   const metrics = metricsFor(opts.client, { prefix });
   const loopbackOnly = LOOPBACK.has(host);
+  const appJs = await pageScript();
 
   function send(res: ServerResponse, status: number, type: string, body: string): void {
     res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
@@ -117,7 +118,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     const method = req.method ?? 'GET';
     if (method === 'GET' || method === 'HEAD') {
       if (path === '/') return send(res, 200, 'text/html; charset=utf-8', PAGE_HTML);
-      if (path === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', APP_JS);
+      if (path === '/app.js') return send(res, 200, 'text/javascript; charset=utf-8', appJs);
       if (path === '/app.css') return send(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
       if (path === '/metrics') return send(res, 200, metrics.contentType, await metrics.metrics());
       if (path.startsWith('/api/')) return sendJson(res, 200, await get(ctx, segments(path), url.searchParams));
