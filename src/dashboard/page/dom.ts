@@ -1,3 +1,6 @@
+/// <reference lib="dom" />
+// Browser code, type-checked in the same program as the server (so `npx tsc --noEmit` covers it);
+// the directive keeps the DOM types here even if tsconfig.json ever names a narrower "lib".
 /**
  * Browser side: the page's elements by id, and the only ways the script puts text into the page.
  * Rule: user strings (queue, lane and job names, data, errors, logs) are only ever put into the
