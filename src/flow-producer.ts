@@ -20,7 +20,7 @@ import { closeConnection, openConnection, type Connection, type ConnectionInput 
 import { ClosedError, InvalidStateError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
 import { withBullText } from './job-state.js';
-import { DEFAULT_PREFIX, jobKey, queueKeys, unescapeQueueName, type QueueKeys } from './keys.js';
+import { DEFAULT_PREFIX, jobKey, parseJobKey, queueKeys, type QueueKeys } from './keys.js';
 import {
   checkSizeLimit, DEFAULT_KEEP_COUNT, DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from './options.js';
@@ -422,21 +422,4 @@ export class FlowProducer extends EventEmitter {
   }
 }
 
-/**
- * Splits a job key `<prefix>:{<escaped queue>}:job:<id>` into its parts (the inverse of
- * keys.jobKey). The escaped queue name holds no braces; a prefix may (`'{bull}'`), so each
- * `:{` from the left is tried and the first split that rebuilds the key's job base wins.
- */
-export function parseJobKey(key: string): { prefix: string; queue: string; id: string } | undefined {
-  for (let open = key.indexOf(':{'); open >= 0; open = key.indexOf(':{', open + 1)) {
-    const close = key.indexOf('}:', open + 2);
-    if (close < 0) return undefined;
-    const escaped = key.slice(open + 2, close);
-    if (/[{}]/.test(escaped)) continue;
-    const prefix = key.slice(0, open);
-    const queue = unescapeQueueName(escaped);
-    const keys = queueKeys(queue, prefix);
-    if (key.startsWith(keys.jobBase)) return { prefix, queue, id: key.slice(keys.jobBase.length) };
-  }
-  return undefined;
-}
+export { parseJobKey } from './keys.js';

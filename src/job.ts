@@ -14,7 +14,7 @@ import { scripts, type ScriptContext } from './scripts/index.js';
 import { jobScripts } from './scripts/job-scripts.js';
 import { JobNotFoundError } from './errors.js';
 import type { QueueEvents } from './queue-events.js';
-import { jobKey, logsKey, queueKeys, type QueueKeys } from './keys.js';
+import { jobKey, logicalJobName, logsKey, queueKeys, type QueueKeys } from './keys.js';
 import { normalizeBackoff } from './backoff.js';
 import * as v from './validate.js';
 import * as moves from './worker-moves.js';
@@ -97,7 +97,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   progress: unknown;
   returnvalue: ReturnType;
   failedReason!: string;
-  /** BullMQ's deferred failure (echomq never sets it). */
+  /**
+   * BullMQ's deferred failure: set when a child with failParentOnFailure failed (`child
+   * <prefix>:<queue>:<id> failed`); a worker that takes the job fails it with this reason.
+   */
   declare deferredFailure: string;
   stacktrace: string[];
   /** Creation time, ms (Redis clock). */
@@ -171,6 +174,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       this.repeatJobKey = h.sid;
       if (o.deduplication !== undefined) this.deduplicationId = o.deduplication.id;
       if (h.pb !== undefined) this.processedBy = h.pb;
+      if (h.dfail !== undefined) this.deferredFailure = `child ${logicalJobName(h.dfail)} failed`;
       return;
     }
     // BullMQ's constructor: an unsaved job of this queue (Job.create saves one).
