@@ -24,6 +24,7 @@ import {
   definedOnly, num, optsFromJSON, parseJson, retentionOption, returnValue, traces, type JobJson, type JobJsonSandbox, type ParentKeys,
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
+import { reopenChild } from './flows.js';
 import { isHeld } from './queue-maintenance.js';
 import { addLog, prepare, waitUntilFinished } from './job-wait.js';
 
@@ -495,7 +496,11 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const o = v.plainObject('opts', opts);
     const made = o.resetAttemptsMade === undefined ? false : v.boolean('resetAttemptsMade', o.resetAttemptsMade);
     const started = o.resetAttemptsStarted === undefined ? false : v.boolean('resetAttemptsStarted', o.resetAttemptsStarted);
-    this.check(await scripts.retry(this.ctx, this.id, state, { made, started }), 'retry', 'reprocessJob', state);
+    // Flows: a retried child counts as pending for its parent again (flows.ts reopenChild).
+    const undo = await reopenChild(this.ctx.client, this.ctx.keys, this.id);
+    const r = await scripts.retry(this.ctx, this.id, state, { made, started });
+    if (r < 0 && undo) await undo();
+    this.check(r, 'retry', 'reprocessJob', state);
     this.failedReason = null as unknown as string;
     this.finishedOn = null as unknown as number;
     this.processedOn = null as unknown as number;
