@@ -136,9 +136,10 @@ for j = 0, n - 1 do
   elseif ARGV[b] ~= '' and redis.call('EXISTS', jk) == 1 then
     -- Only a custom id can exist already: generated ids come from a counter, and custom ids
     -- may not be integers. An existing child of another parent that still exists cannot be
-    -- given a new parent (BullMQ's refusal, -7); checked only for a duplicate with a parent.
+    -- given a new parent (BullMQ's refusal, -7); checked only for a duplicate with a parent,
+    -- and only when the old parent is in this queue (another queue is another hash slot).
     local old = par and redis.call('HGET', jk, 'pk')
-    if old and old ~= par.pk and redis.call('EXISTS', old) == 1 then
+    if old and old ~= par.pk and string.sub(old, 1, #K.jobBase) == K.jobBase and redis.call('EXISTS', old) == 1 then
       out[#out + 1] = ''
       out[#out + 1] = -7
     else
