@@ -219,6 +219,8 @@ export function lockError(code: number, command: string, jobId: string): EchoErr
       return new InvalidStateError(jobId, command, '', `Job ${jobId} is not in the active state. ${command}: job ${id} is not active`);
     case Code.LOCK_MISMATCH:
       return new StaleJobError(jobId, command, `Lock mismatch for job ${jobId}. Cmd ${command} from active: job ${id} is held under another token`);
+    case Code.PENDING_DEPENDENCIES:
+      return pendingDependenciesError(jobId, command);
     default:
       return errorFromCode(code, command, jobId);
   }
@@ -232,7 +234,17 @@ export const Code = {
   ACTIVE_JOBS: -4,
   /** Active under another lock owner (scripts/lib/lock.lua). */
   LOCK_MISMATCH: -6,
+  /** A flow parent with children still pending cannot complete (complete.lua). */
+  PENDING_DEPENDENCIES: -10,
 } as const;
+
+/**
+ * Completing a job whose children are still pending. The message is BullMQ's text alone: a
+ * worker fails the job with it, and programs compare that failedReason exactly.
+ */
+export function pendingDependenciesError(jobId: string, command = 'moveToFinished'): InvalidStateError {
+  return new InvalidStateError(jobId, command, '', `Job ${jobId} has pending dependencies. ${command}`);
+}
 
 export function errorFromCode(code: number, op: string, jobId: string, queue = ''): EchoError {
   switch (code) {

@@ -20,7 +20,7 @@ import { closeConnection, openConnection, type Connection, type ConnectionInput 
 import { ClosedError, InvalidStateError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
 import { withBullText } from './job-state.js';
-import { DEFAULT_PREFIX, jobKey, queueKeys, unescapeQueueName, type QueueKeys } from './keys.js';
+import { DEFAULT_PREFIX, jobKey, parseJobKey, queueKeys, type QueueKeys } from './keys.js';
 import {
   checkSizeLimit, DEFAULT_KEEP_COUNT, DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from './options.js';
@@ -83,6 +83,10 @@ interface Prepared {
   field: string;
   /** A single-job flow with deduplication: added through add.lua, which deduplicates. */
   dedup?: AddJobArgs;
+  /** A root with children and deduplication: its tree is written on its own, addFlow.lua deduplicates it. */
+  rootDedup?: { id: string; ttl: number };
+  /** Set when rootDedup found the id held: the holder's id (nothing of the tree was written). */
+  deduplicatedBy?: string;
 }
 
 /** An existing job given children in another queue, or an existing root with an outside parent: not attached by echomq. */
@@ -163,15 +167,13 @@ export class FlowProducer extends EventEmitter {
     const defaults = opts === undefined ? undefined : this.queueDefaults(opts);
     const seen = new Set<string>();
     const roots = flows.map((f, i) => this.prepare(f, field ?? `flows[${i}]`, undefined, 1, seen, defaults));
-    const order: Prepared[] = [];
-    for (const r of roots) {
-      if (r.dedup) continue;
+    const treeOf = (r: Prepared): Prepared[] => {
       const queue: Prepared[] = [r];
-      for (let i = 0; i < queue.length; i++) {
-        order.push(queue[i]);
-        queue.push(...queue[i].children);
-      }
-    }
+      for (let i = 0; i < queue.length; i++) queue.push(...queue[i].children);
+      return queue;
+    };
+    const order: Prepared[] = [];
+    for (const r of roots) if (!r.dedup && !r.rootDedup) order.push(...treeOf(r));
     await this.checkExternalParents(roots);
     // Parents before children: a root's parent in another queue counts it before it exists.
     const registered = await this.registerExternal(roots);
@@ -181,7 +183,17 @@ export class FlowProducer extends EventEmitter {
       await this.unregisterExternal(registered);
       throw err;
     }
-    return Promise.all(roots.map((r) => (r.dedup ? this.addDeduplicated(r) : this.toNode(r))));
+    // Deduplicated roots with children: each tree on its own, its first call deduplicating it.
+    for (const r of roots) if (r.rootDedup) r.deduplicatedBy = await this.write(treeOf(r), r.rootDedup);
+    return Promise.all(roots.map((r) => (r.dedup ? this.addDeduplicated(r) : r.deduplicatedBy !== undefined ? this.existingNode(r) : this.toNode(r))));
+  }
+
+  /** BullMQ's reply for a deduplicated root: the job that holds the deduplication id. */
+  private async existingNode(r: Prepared): Promise<JobNode> {
+    const job = await Job.fromId(this.ctxFor(r.keys), r.deduplicatedBy!);
+    if (job) return { job };
+    r.args.id = r.deduplicatedBy!;
+    return { job: this.toNode(r).job };
   }
 
   private queueDefaults(opts: FlowOpts): Map<string, JobOptions> {
@@ -214,9 +226,7 @@ export class FlowProducer extends EventEmitter {
     const dflt = defaults?.get(queueName);
     const userOpts: Record<string, unknown> = dflt ? { ...dflt, ...given } : { ...given };
     const hasChildren = Array.isArray(o.children) && o.children.length > 0;
-    if (userOpts.deduplication !== undefined && hasChildren) {
-      v.failAs('Deduplication options cannot be used on flow nodes with children', `${field}.opts.deduplication`, 'absent on a job with children', userOpts.deduplication);
-    }
+    // BullMQ deduplicates a flow's root (with or without children), not the jobs below it.
     if (parent && userOpts.parent !== undefined) v.fail(`${field}.opts.parent`, 'absent below the root (the tree sets it)', userOpts.parent);
     if (parent && userOpts.deduplication !== undefined) {
       v.failAs('Deduplication and parent options cannot be used together', `${field}.opts.deduplication`, 'absent on a job with a parent', userOpts.deduplication);
@@ -250,6 +260,14 @@ export class FlowProducer extends EventEmitter {
       const ext = parentArgs(n.parent, keys, n.policy);
       p.external = ext;
       args.parent = { id: ext.id, key: ext.key, queue: ext.queue, prefix: ext.prefix, register: ext.same };
+    }
+    if (n.deduplication && !parent && hasChildren) {
+      // The modes (extend, replace, reschedule, keepLastIfActive) act on one job; a tree is kept
+      // or refused as a whole, so a root with children takes the plain and throttle forms only.
+      if (n.deduplication.mode) {
+        v.fail(`${field}.opts.deduplication`, '{ id } or { id, ttl } on a job with children (no extend, replace, reschedule or keepLastIfActive)', userOpts.deduplication);
+      }
+      p.rootDedup = { id: n.deduplication.id, ttl: n.deduplication.ttl };
     }
     if (n.deduplication && !parent && !hasChildren) {
       p.dedup = {
@@ -313,7 +331,7 @@ export class FlowProducer extends EventEmitter {
    * Writes the nodes, given parents first, in as few calls as possible: one call per queue part
    * whose parents are already written (one call in all for a single-queue flow).
    */
-  private async write(order: Prepared[]): Promise<void> {
+  private async write(order: Prepared[], rootDedup?: { id: string; ttl: number }): Promise<string | undefined> {
     const client = this.conn.client;
     let remaining = order;
     const written = new Set<Prepared>();
@@ -337,7 +355,9 @@ export class FlowProducer extends EventEmitter {
           inBatch.add(p);
         }
       }
-      const r = await lifecycleScripts.addFlow({ client, keys: batch[0].keys }, batch.map((p) => p.args));
+      // The root's deduplication goes with the first call, which holds the root (parents first).
+      const r = await lifecycleScripts.addFlow({ client, keys: batch[0].keys }, batch.map((p) => p.args), written.size === 0 ? rootDedup : undefined);
+      if (!r.ok && r.code === 2) return r.deduplicatedBy;
       if (!r.ok) {
         const node = batch.find((p) => p.args.id === r.existingId)!;
         if (r.code === -6) throw missingParentError(node.external!);
@@ -350,6 +370,7 @@ export class FlowProducer extends EventEmitter {
       for (const p of batch) written.add(p);
       remaining = remaining.filter((p) => !inBatch.has(p));
     }
+    return undefined;
   }
 
   private toNode(p: Prepared): JobNode {
@@ -422,21 +443,4 @@ export class FlowProducer extends EventEmitter {
   }
 }
 
-/**
- * Splits a job key `<prefix>:{<escaped queue>}:job:<id>` into its parts (the inverse of
- * keys.jobKey). The escaped queue name holds no braces; a prefix may (`'{bull}'`), so each
- * `:{` from the left is tried and the first split that rebuilds the key's job base wins.
- */
-export function parseJobKey(key: string): { prefix: string; queue: string; id: string } | undefined {
-  for (let open = key.indexOf(':{'); open >= 0; open = key.indexOf(':{', open + 1)) {
-    const close = key.indexOf('}:', open + 2);
-    if (close < 0) return undefined;
-    const escaped = key.slice(open + 2, close);
-    if (/[{}]/.test(escaped)) continue;
-    const prefix = key.slice(0, open);
-    const queue = unescapeQueueName(escaped);
-    const keys = queueKeys(queue, prefix);
-    if (key.startsWith(keys.jobBase)) return { prefix, queue, id: key.slice(keys.jobBase.length) };
-  }
-  return undefined;
-}
+export { parseJobKey } from './keys.js';

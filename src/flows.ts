@@ -11,7 +11,7 @@
  * twice is harmless: resolveChild counts a child only while it is pending.
  */
 import type { RedisClient } from './connection.js';
-import { JobNotFoundError } from './errors.js';
+import { InvalidStateError, JobNotFoundError } from './errors.js';
 import { depsKey, jobKey, queueKeys, type QueueKeys } from './keys.js';
 import { resolveParent, type FailurePolicy, type ParentOptions } from './options.js';
 import { lifecycleScripts, type ChildOutcome } from './scripts/lifecycle.js';
@@ -160,6 +160,12 @@ export function missingParentError(p: ParentArgs): JobNotFoundError {
   return e;
 }
 
+/** BullMQ's error when an add gives an existing child of another (existing) parent a new parent. */
+export function parentReplacedAddError(p: ParentArgs, childId: string): InvalidStateError {
+  return new InvalidStateError(childId, 'add', '',
+    `The parent job ${p.logicalKey} cannot be replaced. addJob: job ${JSON.stringify(childId)} already exists as the child of another parent that still exists`);
+}
+
 /**
  * Adds jobs of which some name a parent in another queue (another hash slot, so not in the
  * add's own atomic call). Parents before children, as for flows: each such parent is checked
@@ -220,4 +226,21 @@ export async function registerCrossParents(
     }
   }
   return out;
+}
+
+/**
+ * Before a finished child is retried: puts it back among its parent's pending dependencies
+ * (BullMQ's job.retry does; the parent itself is not moved back). Done before the retry, so the
+ * child's next outcome cannot reach the parent first. Returns an undo for a refused retry.
+ */
+export async function reopenChild(client: RedisClient, keys: QueueKeys, id: string): Promise<(() => Promise<void>) | undefined> {
+  const childKey = jobKey(keys, id);
+  const [pid, pq, ppx] = await client.hmget(childKey, 'pid', 'pq', 'ppx');
+  if (pid === null || pq === null || ppx === null || pq === '') return undefined;
+  const ctx = { client, keys: queueKeys(pq, ppx) };
+  const old = await lifecycleScripts.reopenChild(ctx, { parentId: pid, childKey });
+  if (old === '') return undefined;
+  return async () => {
+    await lifecycleScripts.reopenChild(ctx, { parentId: pid, childKey, undo: old });
+  };
 }

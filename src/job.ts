@@ -14,7 +14,7 @@ import { scripts, type ScriptContext } from './scripts/index.js';
 import { jobScripts } from './scripts/job-scripts.js';
 import { JobNotFoundError } from './errors.js';
 import type { QueueEvents } from './queue-events.js';
-import { jobKey, logsKey, queueKeys, type QueueKeys } from './keys.js';
+import { jobKey, logicalJobName, logsKey, queueKeys, type QueueKeys } from './keys.js';
 import { normalizeBackoff } from './backoff.js';
 import * as v from './validate.js';
 import * as moves from './worker-moves.js';
@@ -24,6 +24,7 @@ import {
   definedOnly, num, optsFromJSON, parseJson, retentionOption, returnValue, traces, type JobJson, type JobJsonSandbox, type ParentKeys,
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
+import { reopenChild } from './flows.js';
 import { isHeld } from './queue-maintenance.js';
 import { addLog, prepare, waitUntilFinished } from './job-wait.js';
 
@@ -97,7 +98,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   progress: unknown;
   returnvalue: ReturnType;
   failedReason!: string;
-  /** BullMQ's deferred failure (echomq never sets it). */
+  /**
+   * BullMQ's deferred failure: set when a child with failParentOnFailure failed (`child
+   * <prefix>:<queue>:<id> failed`); a worker that takes the job fails it with this reason.
+   */
   declare deferredFailure: string;
   stacktrace: string[];
   /** Creation time, ms (Redis clock). */
@@ -171,6 +175,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       this.repeatJobKey = h.sid;
       if (o.deduplication !== undefined) this.deduplicationId = o.deduplication.id;
       if (h.pb !== undefined) this.processedBy = h.pb;
+      if (h.dfail !== undefined) this.deferredFailure = `child ${logicalJobName(h.dfail)} failed`;
       return;
     }
     // BullMQ's constructor: an unsaved job of this queue (Job.create saves one).
@@ -491,7 +496,11 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const o = v.plainObject('opts', opts);
     const made = o.resetAttemptsMade === undefined ? false : v.boolean('resetAttemptsMade', o.resetAttemptsMade);
     const started = o.resetAttemptsStarted === undefined ? false : v.boolean('resetAttemptsStarted', o.resetAttemptsStarted);
-    this.check(await scripts.retry(this.ctx, this.id, state, { made, started }), 'retry', 'reprocessJob', state);
+    // Flows: a retried child counts as pending for its parent again (flows.ts reopenChild).
+    const undo = await reopenChild(this.ctx.client, this.ctx.keys, this.id);
+    const r = await scripts.retry(this.ctx, this.id, state, { made, started });
+    if (r < 0 && undo) await undo();
+    this.check(r, 'retry', 'reprocessJob', state);
     this.failedReason = null as unknown as string;
     this.finishedOn = null as unknown as number;
     this.processedOn = null as unknown as number;

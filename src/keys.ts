@@ -182,3 +182,31 @@ export const clientName = (keys: QueueKeys, suffix = ''): string =>
 
 /** Pattern matching every key of the queue (for tests and obliterate checks). */
 export const queueKeyPattern = (keys: QueueKeys): string => keys.base.replace(/[*?[\]\\]/g, '\\$&') + '*';
+
+/**
+ * Splits a job key `<prefix>:{<escaped queue>}:job:<id>` into its parts (the inverse of
+ * keys.jobKey). The escaped queue name holds no braces; a prefix may (`'{bull}'`), so each
+ * `:{` from the left is tried and the first split that rebuilds the key's job base wins.
+ */
+export function parseJobKey(key: string): { prefix: string; queue: string; id: string } | undefined {
+  for (let open = key.indexOf(':{'); open >= 0; open = key.indexOf(':{', open + 1)) {
+    const close = key.indexOf('}:', open + 2);
+    if (close < 0) return undefined;
+    const escaped = key.slice(open + 2, close);
+    if (/[{}]/.test(escaped)) continue;
+    const prefix = key.slice(0, open);
+    const queue = unescapeQueueName(escaped);
+    const keys = queueKeys(queue, prefix);
+    if (key.startsWith(keys.jobBase)) return { prefix, queue, id: key.slice(keys.jobBase.length) };
+  }
+  return undefined;
+}
+
+/**
+ * BullMQ's logical name `<prefix>:<queue>:<id>` of a physical job key (DESIGN §11); the key
+ * itself when it is not one of echomq's job keys.
+ */
+export function logicalJobName(key: string): string {
+  const p = parseJobKey(key);
+  return p ? `${p.prefix}:${p.queue}:${p.id}` : key;
+}

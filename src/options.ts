@@ -367,7 +367,10 @@ export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOpti
     }
   }
   if (telemetry && !user?.telemetry?.omitContext) (s ??= {}).telemetry = user?.telemetry ? { ...user.telemetry, ...telemetry } : telemetry;
-  if (n.attempts !== 1) (s ??= {}).attempts = n.attempts;
+  // Given attempts are kept as given (BullMQ's job.opts shows attempts: 1 when it was passed, 0
+  // when it was not); otherwise stored only when not the default 1.
+  if (user?.attempts !== undefined) (s ??= {}).attempts = user.attempts;
+  else if (n.attempts !== 1) (s ??= {}).attempts = n.attempts;
   if (n.backoff) (s ??= {}).backoff = n.backoff;
   return s === undefined ? '' : JSON.stringify(s);
 }

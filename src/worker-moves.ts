@@ -79,10 +79,12 @@ function nextTuple(ctx: JobContext, reply: ClaimReply, owner: string): NextJobTu
   return [jobJson(next), next.id, 0, 0];
 }
 
-function afterFinish(ctx: JobContext, job: Job): void {
+async function afterFinish(ctx: JobContext, job: Job): Promise<void> {
   hooksOf(ctx)?.released(job.id);
-  // Flows: a parent in another queue learns the outcome through this queue's outbox.
-  if (mayWriteOutbox(job.parentKey)) void drainOutbox(ctx.client, ctx.keys).catch(() => {});
+  // Flows: a parent in another queue learns the outcome through this queue's outbox, before the
+  // call returns (BullMQ's settle updates the parent in the same call): the caller may settle
+  // the parent next. A failed delivery stays in the outbox for the workers' sweep.
+  if (mayWriteOutbox(job.parentKey)) await drainOutbox(ctx.client, ctx.keys).catch(() => {});
 }
 
 export async function moveToCompleted(job: Job, ctx: JobContext, returnValue: unknown, owner: string, fetchNext = true): Promise<NextJobTuple | []> {
@@ -99,7 +101,7 @@ export async function moveToCompleted(job: Job, ctx: JobContext, returnValue: un
   job.returnvalue = returnValue;
   job.attemptsMade++;
   job.finishedOn = Date.now();
-  afterFinish(ctx, job);
+  await afterFinish(ctx, job);
   return fetchNext ? nextTuple(ctx, r, owner) : [];
 }
 
@@ -141,7 +143,7 @@ export async function moveToFailed(job: Job, ctx: JobContext, err: Error, owner:
   job.stacktrace = JSON.parse(stack) as string[];
   if (plan.retryDelay < 0) job.finishedOn = Date.now();
   else if (plan.retryDelay > 0) job.delay = plan.retryDelay;
-  afterFinish(ctx, job);
+  await afterFinish(ctx, job);
   return fetch ? nextTuple(ctx, r, owner) : [];
 }
 

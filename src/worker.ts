@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from './backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection } from './connection.js';
-import { EchoError, StaleJobError, cancelError, errorFromCode, isRateLimitError, isStepError } from './errors.js';
+import { Code, EchoError, StaleJobError, cancelError, errorFromCode, isRateLimitError, isStepError, pendingDependenciesError, UnrecoverableError } from './errors.js';
 import { Job } from './job.js';
 import { queueKeys } from './keys.js';
 import { DEFAULT_MAX_PAYLOAD } from './options.js';
@@ -369,6 +369,8 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     if (job.repeatJobKey !== undefined) void advanceScheduler(this.ctx.client, this.keys, job.repeatJobKey).catch((e) => this.hookError(e));
     const max = this.opts.maxStartedAttempts;
     if (max && job.attemptsStarted > max) void this.settleFailed(run, startedTooOften());
+    // Flows: a child with failParentOnFailure failed; the parent fails without running (BullMQ).
+    else if (job.deferredFailure !== undefined) void this.settleFailed(run, new UnrecoverableError(job.deferredFailure));
     else void this.execute(run);
   }
 
@@ -529,11 +531,22 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     }
     // Before the next jobs start: their settles compare against it (settleCompleted).
     this.settling -= batch.length;
+    // Flows: a parent in another queue learns the outcome through this queue's outbox, delivered
+    // before the completed events (as for failures, settleFailed). Only batches with such a job.
     let outbox = false;
+    for (let i = 0; i < batch.length; i++) {
+      if (reply.codes[i] === 1 && mayWriteOutbox(batch[i]!.run.job.parentKey)) outbox = true;
+    }
+    if (outbox) await drainOutbox(this.ctx.client, this.keys).catch((e) => this.hookError(e));
     const finishedOn = Date.now(); // one clock read per batch, as the settle call ran once
     for (let i = 0; i < batch.length; i++) {
       const { run, result } = batch[i]!;
       const code = reply.codes[i]!;
+      // Flows: a parent with pending children fails instead (BullMQ's pending-dependencies error).
+      if (code === Code.PENDING_DEPENDENCIES) {
+        void this.settleFailed(run, pendingDependenciesError(run.job.id));
+        continue;
+      }
       this.release(run);
       if (code !== 1) {
         this.reportError(code === -2 ? new StaleJobError(run.job.id, 'complete') : errorFromCode(code, 'complete', run.job.id));
@@ -543,10 +556,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       run.job.attemptsMade++;
       run.job.finishedOn = finishedOn;
       this.emit('completed', run.job, result, 'active');
-      if (mayWriteOutbox(run.job.parentKey)) outbox = true;
     }
-    // Flows: a parent in another queue learns the outcome through this queue's outbox.
-    if (outbox) void drainOutbox(this.ctx.client, this.keys).catch((e) => this.hookError(e));
     if (reply.jobs.length > 0) this.startJobs(reply.jobs);
     if (reply.jobs.length < fetch || fetch === 0) this.poke();
   }
@@ -571,6 +581,12 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
         fetch, leaseMs: this.opts.lockDuration,
         metrics: this.opts.metrics || undefined, keep: this.opts.keepFailed,
       });
+      // Flows: a parent in another queue learns the outcome through this queue's outbox; it is
+      // delivered before the failed event, so a listener sees the parent already moved (as
+      // BullMQ's single-call fail shows it). Only jobs with a parent pay for it.
+      if (typeof reply !== 'number' && mayWriteOutbox(job.parentKey)) {
+        await drainOutbox(this.ctx.client, this.keys).catch((e) => this.hookError(e));
+      }
       this.afterSettle(run, reply, 'fail', () => {
         job.failedReason = reason;
         job.attemptsMade = made;
@@ -594,8 +610,6 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       return;
     }
     onOk();
-    // Flows: a parent in another queue learns the outcome through this queue's outbox.
-    if (mayWriteOutbox(run.job.parentKey)) void drainOutbox(this.ctx.client, this.keys).catch((e) => this.hookError(e));
     if (reply.jobs.length > 0) this.startJobs(reply.jobs);
     else this.poke();
   }

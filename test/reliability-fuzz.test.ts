@@ -542,8 +542,8 @@ describe('reliability: fuzzed arguments to the public API', () => {
         priority: (o.priority ?? 0) + 0,
         lane: o.lane ?? 'default',
         delay: Math.max(0, o.delay ?? 0) + 0,
-        // job.opts shows attempts 0 when not given, as BullMQ; 1 (the default) is not stored.
-        attempts: o.attempts === undefined || o.attempts === 1 ? 0 : o.attempts + 0, // + 0: -0 reads back as 0
+        // job.opts shows attempts as given (1 included) and 0 when not given, as BullMQ.
+        attempts: o.attempts === undefined ? 0 : o.attempts + 0, // + 0: -0 reads back as 0
       };
       for (const j of [job, (await queue.getJob(job.id))!]) {
         expect(j, `job ${job.id} can be read back`).toBeDefined();

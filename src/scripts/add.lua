@@ -17,7 +17,8 @@
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
 --   nothing is written but the event), or -6 when the job's parent (in this queue) does not
---   exist (nothing is written for that job), or -5 when the job's lane already holds groupMaxSize
+--   exist (nothing is written for that job), -7 when a job with that id exists as the child
+--   of another parent that still exists (nothing is written), or -5 when the job's lane already holds groupMaxSize
 --   waiting jobs (nothing is written for that job; id '').
 -- Errors: none (input is validated by the caller before the call).
 -- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
@@ -134,10 +135,18 @@ for j = 0, n - 1 do
     out[#out + 1] = -6
   elseif ARGV[b] ~= '' and redis.call('EXISTS', jk) == 1 then
     -- Only a custom id can exist already: generated ids come from a counter, and custom ids
-    -- may not be integers.
-    out[#out + 1] = id
-    out[#out + 1] = 0
-    emit('duplicated', 'jobId', id)
+    -- may not be integers. An existing child of another parent that still exists cannot be
+    -- given a new parent (BullMQ's refusal, -7); checked only for a duplicate with a parent,
+    -- and only when the old parent is in this queue (another queue is another hash slot).
+    local old = par and redis.call('HGET', jk, 'pk')
+    if old and old ~= par.pk and string.sub(old, 1, #K.jobBase) == K.jobBase and redis.call('EXISTS', old) == 1 then
+      out[#out + 1] = ''
+      out[#out + 1] = -7
+    else
+      out[#out + 1] = id
+      out[#out + 1] = 0
+      emit('duplicated', 'jobId', id)
+    end
   else
     if dd ~= '' then
       -- A replacement keeps the throttle window it replaced unless it extends it (BullMQ's rule).

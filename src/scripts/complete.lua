@@ -14,7 +14,8 @@
 --   code 1 (completed) or an error code below, then the claimed jobs like claim.
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
 --   recovered, is held under a newer token, or already finished); with an owner token also
---   -6 lock mismatch (lib/lock.lua). A job with an error code is left as it was.
+--   -6 lock mismatch (lib/lock.lua); -10 the job has pending children (flows). A job with an
+--   error code is left as it was.
 -- Events: completed (jobId, returnvalue, prev) per settled job; a flow child releases its
 --   parent in this queue when it was the last pending child: waiting | delayed (jobId of the
 --   parent). A parent in another queue is told through the outbox (lib/flow.lua). drained
@@ -48,7 +49,7 @@ local trims = {}
 for i = 0, m - 1 do
   local id, token, rv = ARGV[8 + 3 * i], ARGV[9 + 3 * i], ARGV[10 + 3 * i]
   local jk = K.jobBase .. id
-  local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid')
+  local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid', 'pend')
   local code = 1
   if owner then
     code = holderCode(jk, f[1], f[2], owner, token) -- manual processing (lib/lock.lua)
@@ -57,6 +58,9 @@ for i = 0, m - 1 do
   elseif f[1] ~= token or f[2] ~= 'a' then
     code = -2
   end
+  -- A flow parent (a step job) with children still pending cannot complete (BullMQ's
+  -- pending-dependencies refusal); pend is absent on jobs that never had children.
+  if code == 1 and f[8] and f[8] ~= '0' then code = -10 end
   if code ~= 1 then
     codes[#codes + 1] = code
   else

@@ -53,10 +53,12 @@ if delay < 0 then
   else
     emit('failed', 'jobId', id, 'failedReason', ARGV[3], 'prev', 'active')
   end
-  if f[9] then flowSettled(jk, id, 'f', ARGV[3], now) end -- flows: tell the parent (lib/flow.lua)
   local keep, keepAge = keepOf(f[4], f[5], KEEP_FAILED)
   local workerKeep = tonumber(ARGV[11] or '')
   if workerKeep and not f[4] and not f[5] then keep, keepAge = workerKeep, tonumber(ARGV[12] or '') or 0 end
+  -- flows: tell the parent (lib/flow.lua); a child deleted at once (removeOnFail) no longer
+  -- holds a parent that has no failure policy for it, as BullMQ's removal does.
+  if f[9] then flowSettled(jk, id, 'f', ARGV[3], now, 0, keep == 0) end
   recordFinished(K.failed, id, keep, keepAge, now)
   local metricsMax = tonumber(ARGV[10] or '0')
   if metricsMax > 0 then countFinished(K.metricsFailed, K.metricsFailedData, metricsMax, now, 1) end

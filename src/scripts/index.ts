@@ -3,7 +3,7 @@
  * `-- KEYS:` header picks which) and named arguments, and returns a parsed reply.
  */
 import { keepArgs } from '../options.js';
-import { missingParentError, registerCrossParents, type ParentArgs } from '../flows.js';
+import { missingParentError, parentReplacedAddError, registerCrossParents, type ParentArgs } from '../flows.js';
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
@@ -145,6 +145,7 @@ export const scripts = {
     for (let i = 0; i < r.length; i += 2) {
       const code = Number(r[i + 1]);
       if (code === -6) out.push({ id: '', created: false, error: missingParentError(jobs[i / 2]!.parent!) });
+      else if (code === -7) out.push({ id: '', created: false, error: parentReplacedAddError(jobs[i / 2]!.parent!, jobs[i / 2]!.id) });
       else if (code === -5) out.push({ id: '', created: false, groupFull: true });
       else out.push({ id: String(r[i]), created: code === 1 });
     }

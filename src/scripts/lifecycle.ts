@@ -62,7 +62,9 @@ export const lifecycleScripts = {
    * exists with children in the flow (-5) / whose parent is missing (-6) / that has another
    * parent (-7); then nothing was written.
    */
-  async addFlow(ctx: ScriptContext, nodes: readonly FlowNodeArgs[]): Promise<{ ok: true; existing: string[] } | { ok: false; existingId: string; code: -5 | -6 | -7 }> {
+  async addFlow(
+    ctx: ScriptContext, nodes: readonly FlowNodeArgs[], rootDedup?: { id: string; ttl: number },
+  ): Promise<{ ok: true; existing: string[] } | { ok: false; existingId: string; code: -5 | -6 | -7 } | { ok: false; deduplicatedBy: string; code: 2 }> {
     const args: Array<string | number> = [nodes.length];
     for (const n of nodes) {
       const p = n.parent;
@@ -71,8 +73,10 @@ export const lifecycleScripts = {
         p?.id ?? '', p?.key ?? '', p?.queue ?? '', p?.prefix ?? '', n.policy, n.timestamp ?? '', p?.register ? '1' : '0',
         n.children.length, ...n.children);
     }
+    if (rootDedup) args.push(rootDedup.id, rootDedup.ttl);
     const r = (await raw.addFlow(ctx, args)) as unknown[];
     const code = Number(r[0]);
+    if (code === 2) return { ok: false, deduplicatedBy: String(r[1]), code };
     if (code === -5 || code === -6 || code === -7) return { ok: false, existingId: String(r[1]), code };
     return { ok: true, existing: r.slice(1).map(String) };
   },
@@ -88,6 +92,15 @@ export const lifecycleScripts = {
   ): Promise<{ status: number; outboxWritten: boolean }> {
     const r = (await raw.resolveChild(ctx, [a.parentId, a.childKey, a.kind, a.value])) as unknown[];
     return { status: Number(r[0]), outboxWritten: Number(r[1]) === 1 };
+  },
+
+  /**
+   * A retried child back to its parent's pending dependencies (resolveChild.lua kind p):
+   * the entry it had ('' when nothing changed); `undo` puts that entry back (kind u).
+   */
+  async reopenChild(ctx: ScriptContext, a: { parentId: string; childKey: string; undo?: string }): Promise<string> {
+    const r = (await raw.resolveChild(ctx, [a.parentId, a.childKey, a.undo === undefined ? 'p' : 'u', a.undo ?? ''])) as unknown[];
+    return r[2] === undefined ? '' : String(r[2]);
   },
 
   async upsertScheduler(

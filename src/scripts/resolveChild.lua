@@ -7,8 +7,9 @@
 -- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, logsBase, lcfg
 -- ARGV: [1] parent job id, [2] child job key, [3] kind: c (completed), i (failed, ignored),
 --   f (failed, fails the parent), r (removed), x (failed, starts the parent), d (failed,
---   dropped from the parent's dependencies), [4] value: return value JSON for c, reason for
---   i, f and x, '' for r and d
+--   dropped from the parent's dependencies), p (a retried child: back to pending), u (undo p),
+--   [4] value: return value JSON for c, reason for i, f and x, the previous entry for u, ''
+--   for r, d and p
 -- Returns: {status, outboxWritten}: status 1 counted, 0 not a pending child of that parent
 --   (already counted or unknown: nothing changed), -1 no such parent (nothing changed);
 --   outboxWritten 1 when the parent failed and its own parent lives in another queue (the
@@ -23,6 +24,24 @@
 --!include lib/flow.lua
 
 local kind = ARGV[3]
+-- A retried child goes back to its parent's pending dependencies (BullMQ's job.retry of a
+-- finished child; the parent is not moved back). Returns {1, 0, previous entry}.
+if kind == 'p' then
+  local dk = K.depsBase .. ARGV[1]
+  local old = redis.call('HGET', dk, ARGV[2])
+  if not old or old == 'p' or redis.call('EXISTS', K.jobBase .. ARGV[1]) == 0 then return {0, 0, ''} end
+  redis.call('HSET', dk, ARGV[2], 'p')
+  redis.call('HINCRBY', K.jobBase .. ARGV[1], 'pend', 1)
+  return {1, 0, old}
+end
+-- Undoes 'p' (the retry was refused): the previous entry (ARGV[4]) comes back.
+if kind == 'u' then
+  local dk = K.depsBase .. ARGV[1]
+  if redis.call('HGET', dk, ARGV[2]) ~= 'p' then return {0, 0} end
+  redis.call('HSET', dk, ARGV[2], ARGV[4])
+  redis.call('HINCRBY', K.jobBase .. ARGV[1], 'pend', -1)
+  return {1, 0}
+end
 if kind ~= 'c' and kind ~= 'i' and kind ~= 'f' and kind ~= 'r' and kind ~= 'x' and kind ~= 'd' then return {0, 0} end
 local status = resolveDep(ARGV[1], ARGV[2], kind, ARGV[4], nowMs(), 0)
 return {status, flowOutboxWritten and 1 or 0}

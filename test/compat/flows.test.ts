@@ -73,12 +73,10 @@ describe('flow child failure policies (side by side)', () => {
     expect(r.echomq.ran).toBe(r.bullmq.ran);
     expect(r.echomq.ignored).toBe(r.bullmq.ignored);
     expect(r.echomq.failedChildren).toBe(r.bullmq.failedChildren);
-    // Deliberate difference: BullMQ then refuses to complete the parent ("has pending
-    // dependencies") and fails it; echomq completes it, and the pending child's outcome is
-    // recorded when it comes.
+    // Both then refuse to complete the parent while its other child is pending ("has pending
+    // dependencies") and fail it.
     expect(r.bullmq.state).toBe('failed');
-    expect(r.echomq.state).toBe('completed');
-    expect(r.echomq.returned).toEqual({ processed: 0, unprocessed: 1 });
+    expect(r.echomq.state).toBe(r.bullmq.state);
   });
 });
 
@@ -164,7 +162,7 @@ describe('FlowProducer API (side by side)', () => {
     expect(r.echomq.missing.startsWith(r.bullmq.missing)).toBe(true);
   });
 
-  it('deduplication: refused on nodes with children and on children (BullMQ texts); a single-job flow deduplicates', async () => {
+  it('deduplication: refused on children (BullMQ texts); a single-job flow deduplicates; a root with children too (extension)', async () => {
     const r = await sideBySide(async (lib, name, conn) => {
       const fp = new lib.FlowProducer({ connection: conn });
       const msg = async (flow: unknown) => {
@@ -175,7 +173,7 @@ describe('FlowProducer API (side by side)', () => {
           return (e as Error).message;
         }
       };
-      const withKids = await msg({ name: 'r', queueName: name, opts: { deduplication: { id: 'd' } }, children: [{ name: 'c', queueName: name }] });
+      const withKids = await msg({ name: 'r', queueName: `${name}-k`, opts: { deduplication: { id: 'd' } }, children: [{ name: 'c', queueName: `${name}-k` }] });
       const onChild = await msg({ name: 'r', queueName: name, children: [{ name: 'c', queueName: name, opts: { deduplication: { id: 'd' } } }] });
       const a = await fp.add({ name: 'solo', queueName: name, data: { n: 1 }, opts: { deduplication: { id: 'solo' } } });
       const b = await fp.add({ name: 'solo', queueName: name, data: { n: 2 }, opts: { deduplication: { id: 'solo' } } });
@@ -183,7 +181,10 @@ describe('FlowProducer API (side by side)', () => {
       await fp.close();
       return { withKids, onChild, counts, sameAsFirst: b.job.id === a.job.id };
     }, 'fdedup');
-    expect(r.echomq.withKids.startsWith(r.bullmq.withKids)).toBe(true);
+    // Deliberate difference: bullmq 6.7 refuses deduplication on a root with children; later
+    // BullMQ versions accept it (their own tests deduplicate a flow's root) and so does echomq.
+    expect(r.bullmq.withKids).toBe('Deduplication options cannot be used on flow nodes with children');
+    expect(r.echomq.withKids).toBe('ok');
     expect(r.echomq.onChild.startsWith(r.bullmq.onChild)).toBe(true);
     // BullMQ 6.7 returns a fresh JobNode (id of the refused job) for a deduplicated flow; echomq
     // returns the job that holds the id. Either way one job waits.

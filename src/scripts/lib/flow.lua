@@ -32,7 +32,8 @@ local resolveDep
 -- outcome 'c' completed (value = return value JSON), 'f' failed (value = reason), 'r' removed.
 -- Tells the job's parent, if any: at once when the parent is in this queue, otherwise through
 -- this queue's outbox (a worker moves the entry to the parent's queue with resolveChild.lua).
-local function flowSettled(jk, id, outcome, value, now, depth)
+-- deleting: the failed job is deleted in the same call (its retention keeps none).
+local function flowSettled(jk, id, outcome, value, now, depth, deleting)
   local p = redis.call('HMGET', jk, 'pid', 'pk', 'pq', 'ppx', 'pol')
   if not p[1] then return end
   local kind = outcome
@@ -45,7 +46,11 @@ local function flowSettled(jk, id, outcome, value, now, depth)
     elseif pol == 'd' then
       kind = 'd'
     elseif pol ~= 'f' then
-      return -- no policy: the parent keeps waiting (a retried child can still complete)
+      -- no policy: the parent keeps waiting (a retried child can still complete), unless the
+      -- child is deleted now: then it is a removed child.
+      if not deleting then return end
+      kind = 'r'
+      value = ''
     end
   end
   depth = depth or 0
@@ -56,19 +61,6 @@ local function flowSettled(jk, id, outcome, value, now, depth)
   redis.call('ZADD', K.outbox, now, cjson.encode({ pid = p[1], pk = p[2], pq = p[3], ppx = p[4],
     c = jk, k = kind, v = value }))
   flowOutboxWritten = true
-end
-
--- Fails a parent that waits for its children because child ref failed for good.
-local function failHeldParent(pid, ref, reason, now, depth)
-  local pjk = K.jobBase .. pid
-  local msg = 'child ' .. ref .. ' failed: ' .. reason
-  redis.call('ZREM', K.wchildren, pid)
-  redis.call('HSET', pjk, 'st', 'f', 'fOn', now, 'err', msg, 'stack', '[]')
-  emit('failed', 'jobId', pid, 'failedReason', msg, 'prev', 'waiting-children')
-  flowSettled(pjk, pid, 'f', msg, now, depth + 1)
-  local f = redis.call('HMGET', pjk, 'kfc', 'kfa')
-  local keep, keepAge = keepOf(f[1], f[2], KEEP_FAILED)
-  recordFinished(K.failed, pid, keep, keepAge, now)
 end
 
 -- Moves a parent out of waiting-children: to delayed (its own delay) or ready.
@@ -98,17 +90,28 @@ resolveDep = function(pid, ref, kind, value, now, depth)
     redis.call('HSET', dk, ref, (kind == 'x' and 'i' or kind) .. value)
   end
   local pend = redis.call('HINCRBY', pjk, 'pend', -1)
-  -- A parent that already failed (an earlier child failed it) or started only records the outcome. A step
-  -- job that has not parked yet (active, delayed or ready) remembers the failure: its next
-  -- moveToWaitingChildren is refused (moveToWaitingChildren.lua, BullMQ's failed-child error).
-  if st ~= 'h' then
-    if kind == 'f' and st ~= 'f' and st ~= 'c' then redis.call('HSET', pjk, 'dfail', ref) end
+  if kind == 'f' then
+    -- failParentOnFailure, as BullMQ 6: the parent's failure is deferred (field dfail = the
+    -- child's key) and a worker fails it when it takes it, with BullMQ's reason "child <key>
+    -- failed" (Job.deferredFailure), without running the processor. A parent waiting for its
+    -- children is released to its lane (or its delay), a delayed one made ready now; an active
+    -- one goes on, and its next moveToWaitingChildren is refused (BullMQ's failed-child error).
+    -- A parent that already finished only records the outcome.
+    if st == 'f' or st == 'c' then return 1 end
+    redis.call('HSET', pjk, 'dfail', ref)
+    if st == 'h' then
+      releaseParent(pid, pjk, now)
+    elseif st == 'd' then
+      redis.call('ZREM', K.delayed, pid)
+      redis.call('HSET', pjk, 'delay', 0)
+      local f = redis.call('HMGET', pjk, 'lane', 'prio', 'lifo')
+      placeJob(pjk, pid, laneOr(f[1]), prioOr(f[2]), 0, f[3] == '1', now, 'delayed')
+      wake()
+    end
     return 1
   end
-  if kind == 'f' then
-    failHeldParent(pid, ref, value, now, depth or 0)
-  elseif kind == 'x' or pend <= 0 then
-    releaseParent(pid, pjk, now)
-  end
+  -- A parent that started (a step job: active, delayed or ready) only records the outcome.
+  if st ~= 'h' then return 1 end
+  if kind == 'x' or pend <= 0 then releaseParent(pid, pjk, now) end
   return 1
 end
