@@ -72,7 +72,7 @@ elseif delay > 0 then
 else
   -- As BullMQ's retry: delayed jobs already due go ahead of the job retried now. The meta row
   -- read here is the one the claim below reads anyway (cached): no extra call without delayed jobs.
-  if readMeta()[9] then promoteDue(now) end
+  if readMeta()[M_DELAYED] then promoteDue(now) end
   local stamp = nextStamp(f[7] == '1')
   redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'sq', stamp, 'st', 'w')
   enterLane(lane, tonumber(f[6]), stamp .. id)
