@@ -1,4 +1,4 @@
--- Lane ring maintenance. Invariant (docs/internals.md#ring): the ring list holds every
+-- Lane ring maintenance. Invariant (docs/internals.md#the-ring-invariant): the ring list holds every
 -- serviceable lane exactly once and nothing else; the inring set holds the same lanes.
 -- A lane is serviceable when it has ready jobs, is not paused, is under its concurrency limit
 -- and is not waiting for its rate window (member of rlwait).
