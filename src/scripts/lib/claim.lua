@@ -174,13 +174,42 @@ end
 local pass, passAt, passLen = nil, 0, 0
 local passMoved = false -- the pass is one lane that LMOVE already put at the tail
 local passKeep, passGone = {}, {}
+-- Lanes of passKeep (their places in it, and their ready-set keys) that a turn served without
+-- reading their depth first (see laneShare): whether they still hold jobs is found out at
+-- endPass, for all of them with one EXISTS.
+local passMaybe, passMaybeKey = {}, {}
 
 local function startPasses()
   pass, passAt, passLen, passMoved = nil, 0, 0, false
-  passKeep, passGone = {}, {}
+  passKeep, passGone, passMaybe, passMaybeKey = {}, {}, {}, {}
+end
+
+-- Moves the lanes of passMaybe that turned out empty from passKeep to passGone. One EXISTS
+-- over their keys usually settles them all (every lane of one job is empty now, every deep
+-- lane is not); a mixed answer costs one EXISTS per lane, as many calls as the ZCARDs saved.
+local function settleMaybeEmpty()
+  local m = #passMaybe
+  if m == 0 then return end
+  local left = 0
+  for i = 1, m, LANE_CHUNK do
+    left = left + redis.call('EXISTS', unpack(passMaybeKey, i, math.min(i + LANE_CHUNK - 1, m)))
+  end
+  if left < m then
+    local empty = {}
+    for i = 1, m do
+      if left == 0 or redis.call('EXISTS', passMaybeKey[i]) == 0 then empty[passMaybe[i]] = true end
+    end
+    local keep = {}
+    for i, lane in ipairs(passKeep) do
+      if empty[i] then passGone[#passGone + 1] = lane else keep[#keep + 1] = lane end
+    end
+    passKeep = keep
+  end
+  passMaybe, passMaybeKey = {}, {}
 end
 
 local function endPass()
+  settleMaybeEmpty()
   if passAt < passLen then
     local back = {}
     for i = passLen, passAt + 1, -1 do back[#back + 1] = pass[i] end
@@ -251,10 +280,14 @@ local turn = {}
 -- Step 2, share: K = min(weight, depth, limit headroom, rate headroom); share: the share left
 -- of a turn being continued (nil: a new turn, which starts from the lane's weight); alone: the
 -- lane is the ring's only one, served `wanted` jobs in one turn. Settings are read only for
--- lanes that have any (lcfg): a plain lane costs one ZCARD.
-local function laneShare(lane, share, wanted, alone)
+-- lanes that have any (lcfg). A plain lane of a pass (offRing) is not measured at all: its K
+-- is its weight 1 (or `wanted` when alone), ZPOPMIN takes at most what it holds, and whether
+-- it is left empty is settled for the whole pass at endPass (depth nil until then); others
+-- cost one ZCARD.
+local function laneShare(lane, share, wanted, alone, offRing)
   local limit, active, rateKey, rateMax, rateDur, rateUsed = -1, 0, nil, nil, nil, nil
-  if laneHasCfg(lane) then
+  local cfg = laneHasCfg(lane)
+  if cfg then
     if not share then share = tonumber(redis.call('HGET', K.lweight, lane) or '1') end
     limit = tonumber(laneLimitOf(lane) or '-1')
     if limit >= 0 then active = tonumber(redis.call('HGET', K.lactive, lane) or '0') end
@@ -268,8 +301,11 @@ local function laneShare(lane, share, wanted, alone)
   share = share or 1
   if alone then share = wanted end
   local key = K.laneBase .. lane
-  local depth = redis.call('ZCARD', key)
-  if depth < share then share = depth end
+  local depth
+  if cfg or not offRing then
+    depth = redis.call('ZCARD', key)
+    if depth < share then share = depth end
+  end
   if limit >= 0 and limit - active < share then share = limit - active end
   if rateKey and rateMax - rateUsed < share then share = rateMax - rateUsed end
   if share < 0 then share = 0 end
@@ -296,7 +332,8 @@ local function serveTurn(t, take, out, leases, nowStr, deadline)
   end
   if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
   local served = #popped / 2
-  t.depth = t.depth - served
+  if t.depth then t.depth = t.depth - served
+  elseif served < take then t.depth = 0 end -- it held fewer than asked: empty now
   -- Only a limit needs the count now; other lanes' counts are written at the end of the
   -- call, netted against the slots this call released (lib/lanes.lua deferActive).
   if t.limit >= 0 then t.active = redis.call('HINCRBY', K.lactive, t.lane, served)
@@ -315,6 +352,13 @@ end
 -- Returns whether the lane left.
 local function endTurn(t, offRing, now)
   local lane = t.lane
+  if not t.depth then
+    -- A plain lane of the pass whose depth was not read: kept unless endPass finds it empty.
+    passKeep[#passKeep + 1] = lane
+    passMaybe[#passMaybe + 1] = #passKeep
+    passMaybeKey[#passMaybeKey + 1] = t.key
+    return false
+  end
   local rateShut = t.rateKey and t.rateUsed >= t.rateMax
   if not (t.depth <= 0 or (t.limit >= 0 and t.active >= t.limit) or rateShut) then
     if offRing then passKeep[#passKeep + 1] = lane end
@@ -407,7 +451,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       alone = lane == rotated
       rotated = lane
     end
-    local t = laneShare(lane, share, n - got, alone)
+    local t = laneShare(lane, share, n - got, alone, offRing)
     local take = t.share
     if n - got < take then take = n - got end
     if take > 0 then
