@@ -64,14 +64,15 @@ local function promoteDue(now)
   for _, id in ipairs(ids) do
     redis.call('ZREM', K.delayed, id)
     local jk = K.jobBase .. id
-    local f = redis.call('HMGET', jk, 'lane', 'prio', 'lifo', 'st', 'delay', 'odl')
-    if f[4] then
-      local stamp = nextStamp(f[3] == '1')
+    local lane, prio, lifo, st, delay, addedDelay =
+      unpack(redis.call('HMGET', jk, 'lane', 'prio', 'lifo', 'st', 'delay', 'odl'), 1, 6)
+    if st then
+      local stamp = nextStamp(lifo == '1')
       -- A ready job's delay is 0, as BullMQ's promotion sets it; the delay it was added with
       -- stays in odl (job.opts.delay), as promote.lua keeps it.
-      if not f[6] and f[5] and f[5] ~= '0' then redis.call('HSET', jk, 'odl', f[5]) end
+      if not addedDelay and delay and delay ~= '0' then redis.call('HSET', jk, 'odl', delay) end
       redis.call('HSET', jk, 'sq', stamp, 'st', 'w', 'delay', '0')
-      enterLane(laneOr(f[1]), prioOr(f[2]), stamp .. id)
+      enterLane(laneOr(lane), prioOr(prio), stamp .. id)
       emit('waiting', 'jobId', id, 'prev', 'delayed')
     end
   end
@@ -116,13 +117,13 @@ end
 local function nextWakeAt(meta)
   local t = -1
   if meta[M_DELAYED] then
-    local d = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
-    if d[2] then t = tonumber(d[2]) else redis.call('HDEL', K.meta, 'dly') end
+    local due = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]
+    if due then t = tonumber(due) else redis.call('HDEL', K.meta, 'dly') end
   end
   if meta[M_RATE_WAIT] then
-    local r = redis.call('ZRANGE', K.rlwait, 0, 0, 'WITHSCORES')
-    if r[2] and (t < 0 or tonumber(r[2]) < t) then t = tonumber(r[2]) end
-    if not r[2] then redis.call('HDEL', K.meta, 'rlw') end
+    local reopens = redis.call('ZRANGE', K.rlwait, 0, 0, 'WITHSCORES')[2]
+    if reopens and (t < 0 or tonumber(reopens) < t) then t = tonumber(reopens) end
+    if not reopens then redis.call('HDEL', K.meta, 'rlw') end
   end
   return t
 end
