@@ -311,8 +311,10 @@ local function laneShare(lane, share, wanted, alone, offRing)
   if rateKey and rateMax - rateUsed < share then share = rateMax - rateUsed end
   if share < 0 then share = 0 end
   local t = turn
-  t.lane, t.key, t.share, t.depth, t.limit, t.active = lane, key, share, depth, limit, active
-  t.rateKey, t.rateMax, t.rateDur, t.rateUsed = rateKey, rateMax, rateDur, rateUsed
+  t.lane, t.key, t.share, t.depth, t.limit, t.rateKey = lane, key, share, depth, limit, rateKey
+  -- The count and the rate fields are read only with a limit / a rate (most turns have neither).
+  if limit >= 0 then t.active = active end
+  if rateKey then t.rateMax, t.rateDur, t.rateUsed = rateMax, rateDur, rateUsed end
   return t
 end
 
