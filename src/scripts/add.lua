@@ -2,7 +2,9 @@
 -- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, laneBase, jobBase, logsBase, depsBase
 -- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
---   (id - 1) mod step names the shard), [2] option record count m, then m option records of 15
+--   (id - 1) mod step names the shard), [2] option record count m, [3] fields per job: 4, or 5
+--   when the jobs of the call are in several lanes (each job then names its lane, and the
+--   records' lane field is ''), then m option records of 15
 --   fields: opts (JSON), priority (integer 0..2097151), lane, delay (ms as an integer string,
 --   '0' = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all), keepCompletedAgeMs (0 = no
 --   age limit), keepFailedCount, keepFailedAgeMs, dedupId ('' = none), dedupTtlMs (0 = simple
@@ -11,9 +13,11 @@
 --   same = 1 when the parent lives in this queue: its existence is checked and the child is
 --   registered in its deps here, atomically), dedup mode (letters: e extend, r replace,
 --   s reschedule, k keepLastIfActive; '' plain), groupMaxSize ('' = none: BullMQ Pro's group.maxSize, most
---   waiting jobs the lane may hold for the add to go ahead); then 4 fields per job: id ('' = next numeric id), name,
---   data (JSON), option record number (1..m). Jobs of a bulk mostly share their options: the
---   caller sends each distinct run of options once, and a job costs 4 arguments, not 18.
+--   waiting jobs the lane may hold for the add to go ahead); then 4 or 5 fields per job: id
+--   ('' = next numeric id), name, data (JSON), option record number (1..m), [lane]. Jobs of a
+--   bulk mostly share their options: the caller sends each distinct run of options once, and a
+--   job costs 4 arguments, not 18. A bulk with a lane per user shares its records too: the lane
+--   travels with the job (one argument) rather than making a record of 15 per job.
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
 --   nothing is written but the event), or -6 when the job's parent (in this queue) does not
@@ -31,39 +35,52 @@
 --!include lib/newjob.lua
 --!include lib/dedup.lua
 
+-- ARGV[1]: the job count, or 'n:step:offset' for a shard of a sharded queue.
 local n, idStep, idOffset = string.match(ARGV[1], '^(%d+):(%d+):(%d+)$')
 if n then n, idStep, idOffset = tonumber(n), tonumber(idStep), tonumber(idOffset)
 else n, idStep, idOffset = tonumber(ARGV[1]), 1, 0 end
+local recordCount = tonumber(ARGV[2])
+local JOB_FIELDS = tonumber(ARGV[3]) -- 4, or 5 when each job names its lane
+local lanePerJob = JOB_FIELDS == 5
 local now = nowMs()
 local out = {}
 local readyAdded = false
 
+-- Offsets of a record's fields from its first (opts), and of a job's from its first (id).
+local REC = 15
+local R_PRIO, R_LANE, R_DELAY, R_LIFO = 1, 2, 3, 4
+local R_KEEP_COUNT, R_KEEP_AGE, R_KEEP_FAILED_COUNT, R_KEEP_FAILED_AGE = 5, 6, 7, 8
+local R_DEDUP_ID, R_DEDUP_TTL, R_TIMESTAMP, R_PARENT, R_DEDUP_MODE, R_GROUP_MAX = 9, 10, 11, 12, 13, 14
+local J_NAME, J_DATA, J_RECORD, J_LANE = 1, 2, 3, 4
+
 -- Option records, parsed once each. '0' is by far the most common priority and delay: a string
 -- compare instead of strtod.
 local recs = {}
-local m = tonumber(ARGV[2])
-local REC = 15
-for r = 1, m do
-  local a = 3 + (r - 1) * REC
-  local p, d = ARGV[a + 1], ARGV[a + 3]
-  local rec = { opts = ARGV[a], prio = p == '0' and 0 or tonumber(p), lane = ARGV[a + 2],
-    delay = d == '0' and 0 or tonumber(d), lifo = ARGV[a + 4], kc = ARGV[a + 5], ka = ARGV[a + 6],
-    kfc = ARGV[a + 7], kfa = ARGV[a + 8], dd = ARGV[a + 9], ddTtl = ARGV[a + 10] }
-  if ARGV[a + 11] ~= '' then rec.ts = ARGV[a + 11] end
-  if ARGV[a + 12] ~= '' then
+local REC0 = 4 -- the first record's first field
+for r = 1, recordCount do
+  local a = REC0 + (r - 1) * REC
+  local prio, delay = ARGV[a + R_PRIO], ARGV[a + R_DELAY]
+  local rec = { opts = ARGV[a], prio = prio == '0' and 0 or tonumber(prio), lane = ARGV[a + R_LANE],
+    delay = delay == '0' and 0 or tonumber(delay), lifo = ARGV[a + R_LIFO],
+    kc = ARGV[a + R_KEEP_COUNT], ka = ARGV[a + R_KEEP_AGE],
+    kfc = ARGV[a + R_KEEP_FAILED_COUNT], kfa = ARGV[a + R_KEEP_FAILED_AGE],
+    dd = ARGV[a + R_DEDUP_ID], ddTtl = ARGV[a + R_DEDUP_TTL] }
+  local ts, parent = ARGV[a + R_TIMESTAMP], ARGV[a + R_PARENT]
+  if ts ~= '' then rec.ts = ts end
+  if parent ~= '' then
     -- A child: its hash names the parent (the fields flows use, lib/flow.lua).
-    local par = cjson.decode(ARGV[a + 12])
+    local par = cjson.decode(parent)
     rec.par = par
     rec.extra = { 'pid', par.pid, 'pk', par.pk, 'pq', par.pq, 'ppx', par.ppx }
     if par.pol ~= '' then rec.extra[9], rec.extra[10] = 'pol', par.pol end
   end
-  rec.ddm = ARGV[a + 13]
-  rec.gmax = ARGV[a + 14]
+  rec.ddm = ARGV[a + R_DEDUP_MODE]
+  rec.gmax = ARGV[a + R_GROUP_MAX]
   recs[r] = rec
 end
-local JOB0 = 3 + m * REC -- the first job's first field
+local JOB0 = REC0 + recordCount * REC -- the first job's first field
 local jobRec = {}
-for j = 0, n - 1 do jobRec[j] = recs[tonumber(ARGV[JOB0 + j * 4 + 3])] end
+for j = 0, n - 1 do jobRec[j] = recs[tonumber(ARGV[JOB0 + j * JOB_FIELDS + J_RECORD])] end
 
 -- Reserve in blocks what the batch needs: generated ids for jobs without a custom or dedup id
 -- (those are always created; a job with a dedup id takes one only if it is created), and
@@ -75,7 +92,7 @@ local fifoFrom, lifoFrom = {}, {} -- ready FIFO / LIFO jobs at index >= j
 local nf, nl = 0, 0
 for j = n - 1, 0, -1 do
   local rec = jobRec[j]
-  if ARGV[JOB0 + j * 4] == '' and rec.dd == '' and not rec.par then needIds = needIds + 1 end
+  if ARGV[JOB0 + j * JOB_FIELDS] == '' and rec.dd == '' and not rec.par then needIds = needIds + 1 end
   if rec.delay == 0 then
     if rec.lifo == '1' then nl = nl + 1 else nf = nf + 1 end
   end
@@ -105,16 +122,23 @@ beginLaneBatch()
 local spec = { held = 0 }
 
 for j = 0, n - 1 do
-  local b = JOB0 + j * 4
+  local b = JOB0 + j * JOB_FIELDS
   local rec = jobRec[j]
-  local id = ARGV[b]
+  local askedId, name, data = ARGV[b], ARGV[b + J_NAME], ARGV[b + J_DATA]
+  local id = askedId
+  local lane = rec.lane
+  if lanePerJob then
+    lane = ARGV[b + J_LANE]
+    -- The record is shared by jobs of several lanes: lib/dedup.lua reads the lane from it.
+    rec.lane = lane
+  end
   local dd = rec.dd
   local holder, replaced
   if dd ~= '' then
     dedupSweep(now)
     holder = dedupHolder(dd, now)
     if holder and rec.ddm ~= '' then
-      holder, replaced = dedupModes(holder, rec, dd, now, ARGV[b + 1], ARGV[b + 2], id, takeGeneratedId)
+      holder, replaced = dedupModes(holder, rec, dd, now, name, data, id, takeGeneratedId)
     end
   end
   local par = rec.par
@@ -123,7 +147,7 @@ for j = 0, n - 1 do
     id = takeGeneratedId()
   end
   local jk = K.jobBase .. id
-  if rec.gmax ~= '' and groupFull(rec.lane, tonumber(rec.gmax)) then
+  if rec.gmax ~= '' and groupFull(lane, tonumber(rec.gmax)) then
     out[#out + 1] = ''
     out[#out + 1] = -5
   elseif holder then
@@ -133,7 +157,7 @@ for j = 0, n - 1 do
   elseif parentMissing then
     out[#out + 1] = ''
     out[#out + 1] = -6
-  elseif ARGV[b] ~= '' and redis.call('EXISTS', jk) == 1 then
+  elseif askedId ~= '' and redis.call('EXISTS', jk) == 1 then
     -- Only a custom id can exist already: generated ids come from a counter, and custom ids
     -- may not be integers. An existing child of another parent that still exists cannot be
     -- given a new parent (BullMQ's refusal, -7); checked only for a duplicate with a parent,
@@ -162,8 +186,8 @@ for j = 0, n - 1 do
       reserveStamps(lifo, lifo and lifoFrom[j] or fifoFrom[j])
     end
     -- One table for every job of the call: createJob does not keep it.
-    spec.id, spec.name, spec.data, spec.opts = id, ARGV[b + 1], ARGV[b + 2], rec.opts
-    spec.prio, spec.lane, spec.delay, spec.lifo = rec.prio, rec.lane, rec.delay, rec.lifo
+    spec.id, spec.name, spec.data, spec.opts = id, name, data, rec.opts
+    spec.prio, spec.lane, spec.delay, spec.lifo = rec.prio, lane, rec.delay, rec.lifo
     spec.kc, spec.ka, spec.kfc, spec.kfa = rec.kc, rec.ka, rec.kfc, rec.kfa
     spec.ts, spec.extra = rec.ts, rec.extra
     local state = createJob(spec, now)

@@ -34,6 +34,7 @@ local MAX_SETTLE = 1000
 local PREV_ACTIVE = { 'prev', 'active' }
 local m = (#ARGV - 7) / 3
 if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs per call') end
+local fetch, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxEv = tonumber(ARGV[3])
 local owner = ARGV[4] ~= '' and ARGV[4] or nil
 local metricsMax = tonumber(ARGV[5])
@@ -49,49 +50,50 @@ local trims = {}
 for i = 0, m - 1 do
   local id, token, rv = ARGV[8 + 3 * i], ARGV[9 + 3 * i], ARGV[10 + 3 * i]
   local jk = K.jobBase .. id
-  local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid', 'pend')
+  local att, st, lane, keepCount, keepAge, made, parentId, pending =
+    unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid', 'pend'), 1, 8)
   local code = 1
   if owner then
-    code = holderCode(jk, f[1], f[2], owner, token) -- manual processing (lib/lock.lua)
-  elseif not f[1] then
+    code = holderCode(jk, att, st, owner, token) -- manual processing (lib/lock.lua)
+  elseif not att then
     code = -1
-  elseif f[1] ~= token or f[2] ~= 'a' then
+  elseif att ~= token or st ~= 'a' then
     code = -2
   end
   -- A flow parent (a step job) with children still pending cannot complete (BullMQ's
   -- pending-dependencies refusal); pend is absent on jobs that never had children.
-  if code == 1 and f[8] and f[8] ~= '0' then code = -10 end
+  if code == 1 and pending and pending ~= '0' then code = -10 end
   if code ~= 1 then
     codes[#codes + 1] = code
   else
     codes[#codes + 1] = 1
-    f[3] = laneOr(f[3])
+    lane = laneOr(lane)
     finished[#finished + 1] = id
-    local keep, keepAge
-    if workerKeep and not f[4] and not f[5] then
-      keep, keepAge = workerKeep, workerKeepAge or 0
+    local keep, keepFor
+    if workerKeep and not keepCount and not keepAge then
+      keep, keepFor = workerKeep, workerKeepAge or 0
     else
-      keep, keepAge = keepOf(f[4], f[5], KEEP_COMPLETED)
+      keep, keepFor = keepOf(keepCount, keepAge, KEEP_COMPLETED)
     end
     -- A job that keeps no record is deleted below: writing its final fields would be wasted.
     if keep ~= 0 then
-      redis.call('HSET', jk, 'st', 'c', 'fOn', nowStr, 'rv', rv, 'made', string.format('%d', tonumber(f[6] or '0') + 1))
+      redis.call('HSET', jk, 'st', 'c', 'fOn', nowStr, 'rv', rv, 'made', string.format('%d', tonumber(made or '0') + 1))
     end
     -- A lane without settings cannot become serviceable by freeing a slot: its release may
     -- wait for the claim below, which often serves the same lane (lib/lanes.lua
     -- releaseActiveLater).
-    if laneHasCfg(f[3]) then
-      if releaseActive(f[3]) then admitted = true end
+    if laneHasCfg(lane) then
+      if releaseActive(lane) then admitted = true end
     else
-      releaseActiveLater(f[3])
+      releaseActiveLater(lane)
     end
     if #rv <= maxEv then
       emitJob('completed', PREV_ACTIVE, id, 'returnvalue', rv)
     else
       emitJob('completed', PREV_ACTIVE, id, 'truncated', '1')
     end
-    if f[7] then flowSettled(jk, id, 'c', rv, now) end -- flows: tell the parent (lib/flow.lua)
-    recordFinishedLater(K.completed, id, keep, keepAge, now, nowStr, trims)
+    if parentId then flowSettled(jk, id, 'c', rv, now) end -- flows: tell the parent (lib/flow.lua)
+    recordFinishedLater(K.completed, id, keep, keepFor, now, nowStr, trims)
   end
 end
 if #finished > 0 then redis.call('ZREM', K.active, unpack(finished)) end
@@ -103,8 +105,8 @@ end
 local out = {}
 claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lua)
 -- A call that settled nothing (every token stale) claims nothing either: it changes nothing.
-local want = #finished > 0 and tonumber(ARGV[1]) or 0
-local got, nextAt = claimJobs(want, tonumber(ARGV[2]), now, out)
+local want = #finished > 0 and fetch or 0
+local got, nextAt = claimJobs(want, leaseMs, now, out)
 flushDeferredActive()
 if got == 0 and #finished > 0 then emitDrainedIfIdle() end
 if admitted and want == 0 then wake() end

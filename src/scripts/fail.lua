@@ -25,70 +25,70 @@
 --!include lib/lock.lua
 --!include lib/metrics.lua
 
-local id, token = ARGV[1], ARGV[2]
+local id, token, reason, stack = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local delay = tonumber(ARGV[5])
+local fetch, leaseMs, exhausted = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8] == '1'
 local owner = ARGV[9] ~= '' and ARGV[9] or nil
+local metricsMax = tonumber(ARGV[10] or '0')
+local workerKeep, workerKeepAge = tonumber(ARGV[11] or ''), tonumber(ARGV[12] or '') -- nil when '' or absent
 local jk = K.jobBase .. id
-local f = redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo', 'made', 'pid')
+local att, st, lane, keepCount, keepAge, prio, lifo, made, parentId =
+  unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo', 'made', 'pid'), 1, 9)
 if owner then
-  local code = holderCode(jk, f[1], f[2], owner, token) -- manual processing (lib/lock.lua)
+  local code = holderCode(jk, att, st, owner, token) -- manual processing (lib/lock.lua)
   if code ~= 1 then return {code} end
-elseif not f[1] then
+elseif not att then
   return {-1}
-elseif f[1] ~= token or f[2] ~= 'a' then
+elseif att ~= token or st ~= 'a' then
   return {-2}
 end
-f[3], f[6] = laneOr(f[3]), prioOr(f[6])
+lane, prio = laneOr(lane), prioOr(prio)
 local now = nowMs()
-local lane = f[3]
-local delay = tonumber(ARGV[5])
-local made = tonumber(f[8] or '0') + 1
+made = tonumber(made or '0') + 1
 redis.call('ZREM', K.active, id)
 local admitted = releaseActive(lane)
 
 if delay < 0 then
-  redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'f', 'fOn', now)
+  redis.call('HSET', jk, 'made', made, 'err', reason, 'stack', stack, 'st', 'f', 'fOn', now)
   -- One entry either way; QueueEvents emits retries-exhausted from its exhausted field.
-  if ARGV[8] == '1' then
-    emit('failed', 'jobId', id, 'failedReason', ARGV[3], 'prev', 'active', 'exhausted', made)
+  if exhausted then
+    emit('failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'exhausted', made)
   else
-    emit('failed', 'jobId', id, 'failedReason', ARGV[3], 'prev', 'active')
+    emit('failed', 'jobId', id, 'failedReason', reason, 'prev', 'active')
   end
-  local keep, keepAge = keepOf(f[4], f[5], KEEP_FAILED)
-  local workerKeep = tonumber(ARGV[11] or '')
-  if workerKeep and not f[4] and not f[5] then keep, keepAge = workerKeep, tonumber(ARGV[12] or '') or 0 end
+  local keep, keepFor = keepOf(keepCount, keepAge, KEEP_FAILED)
+  if workerKeep and not keepCount and not keepAge then keep, keepFor = workerKeep, workerKeepAge or 0 end
   -- flows: tell the parent (lib/flow.lua); a child deleted at once (removeOnFail) no longer
   -- holds a parent that has no failure policy for it, as BullMQ's removal does.
-  if f[9] then flowSettled(jk, id, 'f', ARGV[3], now, 0, keep == 0) end
-  recordFinished(K.failed, id, keep, keepAge, now)
-  local metricsMax = tonumber(ARGV[10] or '0')
+  if parentId then flowSettled(jk, id, 'f', reason, now, 0, keep == 0) end
+  recordFinished(K.failed, id, keep, keepFor, now)
   if metricsMax > 0 then countFinished(K.metricsFailed, K.metricsFailedData, metricsMax, now, 1) end
 elseif delay > 0 then
   -- job.delay shows the backoff, as BullMQ's; the delay the job was added with stays in odl
   -- (job.opts.delay), as changeDelay keeps it. Retries with a backoff only: not the hot path.
   local d = redis.call('HMGET', jk, 'delay', 'odl')
   if not d[2] then redis.call('HSET', jk, 'odl', d[1] or '0') end
-  redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'st', 'd', 'delay', delay)
+  redis.call('HSET', jk, 'made', made, 'err', reason, 'stack', stack, 'st', 'd', 'delay', delay)
   scheduleDelayed(id, now + delay)
-  emit('retrying', 'jobId', id, 'failedReason', ARGV[3], 'attemptsMade', made)
+  emit('retrying', 'jobId', id, 'failedReason', reason, 'attemptsMade', made)
   emit('delayed', 'jobId', id, 'delay', now + delay)
 else
   -- As BullMQ's retry: delayed jobs already due go ahead of the job retried now. The meta row
   -- read here is the one the claim below reads anyway (cached): no extra call without delayed jobs.
-  if readMeta()[9] then promoteDue(now) end
-  local stamp = nextStamp(f[7] == '1')
-  redis.call('HSET', jk, 'made', made, 'err', ARGV[3], 'stack', ARGV[4], 'sq', stamp, 'st', 'w')
-  enterLane(lane, tonumber(f[6]), stamp .. id)
-  emit('retrying', 'jobId', id, 'failedReason', ARGV[3], 'attemptsMade', made)
+  if readMeta()[M_DELAYED] then promoteDue(now) end
+  local stamp = nextStamp(lifo == '1')
+  redis.call('HSET', jk, 'made', made, 'err', reason, 'stack', stack, 'sq', stamp, 'st', 'w')
+  enterLane(lane, prio, stamp .. id)
+  emit('retrying', 'jobId', id, 'failedReason', reason, 'attemptsMade', made)
   emit('waiting', 'jobId', id, 'prev', 'active')
   admitted = true
 end
 
 local out = {}
 claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lua)
-local want = tonumber(ARGV[6])
-local got, nextAt = claimJobs(want, tonumber(ARGV[7]), now, out)
+local got, nextAt = claimJobs(fetch, leaseMs, now, out)
 if got == 0 and delay < 0 then emitDrainedIfIdle() end
-if admitted and want == 0 then wake() end
+if admitted and fetch == 0 then wake() end
 table.insert(out, 1, nextAt)
 table.insert(out, 1, got)
 return out

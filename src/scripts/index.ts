@@ -105,9 +105,9 @@ function parseClaim(reply: unknown): ClaimReply | number {
   return { jobs, wakeInMs: Number(r[1]) };
 }
 
-/** Whether two jobs share every field of add.lua's option record. */
+/** Whether two jobs share every field of add.lua's option record but the lane (compared by the caller). */
 function sameOptions(a: AddJobArgs, b: AddJobArgs): boolean {
-  return a.opts === b.opts && a.priority === b.priority && a.lane === b.lane && a.delay === b.delay && a.lifo === b.lifo
+  return a.opts === b.opts && a.priority === b.priority && a.delay === b.delay && a.lifo === b.lifo
     && a.keepCompleted[0] === b.keepCompleted[0] && a.keepCompleted[1] === b.keepCompleted[1]
     && a.keepFailed[0] === b.keepFailed[0] && a.keepFailed[1] === b.keepFailed[1]
     && (a.dedupId ?? '') === (b.dedupId ?? '') && (a.dedupTtl ?? 0) === (b.dedupTtl ?? 0)
@@ -120,6 +120,10 @@ export const scripts = {
   async add(ctx: ScriptContext, jobs: readonly AddJobArgs[], crossChecked = false): Promise<AddReply[]> {
     // add.lua takes each run of jobs with the same options as one option record, and 4
     // arguments per job (id, name, data, record number): fewer arguments to encode and parse.
+    // A call whose jobs are in several lanes (a lane per user) sends each job's lane as a 5th
+    // argument instead of a record per lane.
+    const lane0 = jobs[0]?.lane;
+    const lanePerJob = jobs.some((j) => j.lane !== lane0);
     const records: Array<string | number> = [];
     const perJob: Array<string | number> = [];
     let prev: AddJobArgs | undefined;
@@ -129,17 +133,18 @@ export const scripts = {
       if (!prev || !sameOptions(prev, j)) {
         const p = j.parent;
         if (p && !p.same) crossParents = true;
-        records.push(j.opts, j.priority, j.lane, j.delay, j.lifo ? '1' : '0',
+        records.push(j.opts, j.priority, lanePerJob ? '' : j.lane, j.delay, j.lifo ? '1' : '0',
           ...keepArgs(j.keepCompleted), ...keepArgs(j.keepFailed), j.dedupId ?? '', j.dedupTtl ?? 0,
           j.timestamp ?? '', p ? p.json : '', j.dedupMode ?? '', j.groupMaxSize ?? '');
         rec++;
       }
-      perJob.push(j.id, j.name, j.data, rec);
+      if (lanePerJob) perJob.push(j.id, j.name, j.data, rec, j.lane);
+      else perJob.push(j.id, j.name, j.data, rec);
       prev = j;
     }
     // A parent in another queue (another hash slot) is checked before and told after the add.
     if (crossParents && !crossChecked) return registerCrossParents(ctx, jobs, (js) => scripts.add(ctx, js, true));
-    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, ...records, ...perJob];
+    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, lanePerJob ? 5 : 4, ...records, ...perJob];
     const r = (await raw.add(ctx, args)) as Array<string | number>;
     const out: AddReply[] = [];
     for (let i = 0; i < r.length; i += 2) {

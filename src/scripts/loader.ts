@@ -42,11 +42,40 @@ export const LIBRARY_TRANSITIONS = ['add', 'claim', 'complete', 'fail', 'extendL
 
 const INCLUDE = /^--!include (\S+)\s*$/gm;
 
-function resolveIncludes(text: string, seen: Set<string>): string {
+/**
+ * The shared Lua files and the others each one uses (functions, constants, per-call state).
+ * Their functions are Lua locals, which exist only from their definition on, so a script must
+ * include a file's dependencies before it (a file may include them itself, as lanes.lua does
+ * groups.lua); the loader checks that order for every script it loads, and
+ * test/scripts-registry.test.ts checks this table against what the files call.
+ */
+export const LIB_DEPENDENCIES: Readonly<Record<string, readonly string[]>> = {
+  'lib/common.lua': [],
+  'lib/groups.lua': ['lib/common.lua'],
+  'lib/lanes.lua': ['lib/common.lua', 'lib/groups.lua'],
+  'lib/claim.lua': ['lib/common.lua', 'lib/groups.lua', 'lib/lanes.lua'],
+  'lib/newjob.lua': ['lib/common.lua', 'lib/lanes.lua'],
+  'lib/dedup.lua': ['lib/common.lua', 'lib/lanes.lua', 'lib/newjob.lua'],
+  'lib/retention.lua': ['lib/common.lua'],
+  'lib/flow.lua': ['lib/common.lua', 'lib/lanes.lua', 'lib/newjob.lua'],
+  'lib/removal.lua': ['lib/common.lua', 'lib/lanes.lua', 'lib/flow.lua'],
+  'lib/schedule.lua': ['lib/common.lua', 'lib/lanes.lua', 'lib/newjob.lua'],
+  'lib/lock.lua': [],
+  'lib/metrics.lua': [],
+};
+
+/** Resolves `--!include` lines; `done` lists the files whose text is in place, in order. */
+function resolveIncludes(script: string, text: string, seen: Set<string>, done: string[]): string {
   return text.replace(INCLUDE, (_m, rel: string) => {
     if (seen.has(rel)) return '';
     seen.add(rel);
-    return resolveIncludes(readFileSync(join(DIR, rel), 'utf8'), seen);
+    const deps = LIB_DEPENDENCIES[rel];
+    if (!deps) throw new Error(`script ${script}.lua includes ${rel}, which LIB_DEPENDENCIES (src/scripts/loader.ts) does not list`);
+    const resolved = resolveIncludes(script, readFileSync(join(DIR, rel), 'utf8'), seen, done);
+    const missing = deps.filter((d) => !done.includes(d));
+    if (missing.length > 0) throw new Error(`script ${script}.lua includes ${rel} without ${missing.join(', ')} before it`);
+    done.push(rel);
+    return resolved;
   });
 }
 
@@ -81,7 +110,7 @@ function readParts(name: string): Parts {
   const raw = readFileSync(join(DIR, `${name}.lua`), 'utf8');
   const keys = parseKeysHeader(name, raw);
   const includes = [...raw.matchAll(INCLUDE)].map((m) => m[0]).join('\n');
-  const libs = resolveIncludes(includes, new Set());
+  const libs = resolveIncludes(name, includes, new Set(), []);
   const body = raw.replace(INCLUDE, '');
   const resets = [...libs.matchAll(/^local function (reset_\w+)\(\)/gm)].map((m) => m[1]);
   const finishes = [...libs.matchAll(/^local function (finish_\w+)\(\)/gm)].map((m) => m[1]);

@@ -16,7 +16,7 @@ describe('promote and changePriority out of wait (side by side)', () => {
         const d = await q.add('delayed', {}, { delay: 60_000 });
         await q.pause();
         await d.promote();
-        const paused = await q.getJobCounts('paused', 'waiting', 'delayed');
+        const paused = await q.getJobCounts(...(['paused', 'waiting', 'delayed'] as unknown as ['waiting']));
         const stateWhilePaused = await d.getState();
         await q.resume();
         const out = { paused, stateWhilePaused, waiting: await q.getWaitingCount(), state: await d.getState(), delay: d.delay };

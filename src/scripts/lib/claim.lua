@@ -1,17 +1,18 @@
 -- The lane-aware claim, shared by claim.lua, complete.lua and fail.lua so that a worker can
 -- settle a job and take the next ones in one call.
 --
--- Order of a claim for n jobs:
---  1. queue paused → nothing.
+-- Order of a claim for n jobs (claimJobs, at the end of this file, runs the steps):
+--  1. queue paused → nothing (gate).
 --  2. promote due delayed jobs and readmit lanes whose rate window reopened (bounded batches).
 --  3. gates: global concurrency (meta conc vs ZCARD active), global rate (meta rlmax/rldur).
---  4. ring turns: continue the current lane's turn (meta tl/tk) if it has share left, else
+--  4. ring turns (nextRingLane, laneShare, serveTurn, endTurn): continue the current lane's turn (meta tl/tk) if it has share left, else
 --     take the next lane off the ring's head and serve it
 --     K = min(weight, depth, limit headroom, rate headroom) jobs by ZPOPMIN. Lanes come off the
 --     head in passes (one LPOP for as many lanes as jobs are still wanted); at the end of a
 --     pass the lanes still serviceable go back to the tail in one RPUSH and the others leave
 --     inring in one SREM: the order of a one-step rotation per turn, at O(1) commands per pass
 --     and O(1) in the number of lanes.
+--  5. counters of the call written once (finishClaim).
 local PROMOTE_BATCH = 200
 -- Shared fields of the active events of claimed jobs (emitJob in lib/common.lua).
 local PREV_WAITING = { 'prev', 'waiting' }
@@ -19,9 +20,14 @@ local READMIT_BATCH = 100
 -- Value of the global rate counter while worker.rateLimit(ms) blocks the queue (2^50).
 local RATE_BLOCK = 1125899906842624
 
--- The meta fields a claim reads, in one HMGET per script call (also sets emit's events cap):
--- 1 paused, 2 conc, 3 rlmax, 4 rldur, 5 tl, 6 tk, 7 blk, 8 evmax, 9 dly, 10 rlw, 11 gconc,
--- 12 grate (the Worker's group defaults, lib/groups.lua: read here so they cost no call).
+-- The meta fields a claim reads, in one HMGET per script call (also sets emit's events cap),
+-- and their places in the row: paused, global concurrency, global rate (max, duration ms),
+-- the turn in progress (tl lane, tk share left), blk (worker.rateLimit may be blocking), the
+-- events cap, dly / rlw (there may be delayed jobs / lanes waiting for their rate window) and
+-- the Worker's group defaults (lib/groups.lua: read here so they cost no call).
+local META_FIELDS = { 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk', 'evmax', 'dly', 'rlw', 'gconc', 'grate' }
+local M_PAUSED, M_CONC, M_RATE_MAX, M_RATE_DUR, M_TURN_LANE, M_TURN_LEFT = 1, 2, 3, 4, 5, 6
+local M_BLOCKED, M_EVMAX, M_DELAYED, M_RATE_WAIT, M_GROUP_CONC, M_GROUP_RATE = 7, 8, 9, 10, 11, 12
 local metaRow
 -- Manual processing (worker.getNextJob, job.moveToCompleted with fetchNext): the caller's token,
 -- stored as the claimed jobs' `tok` field beside the attempt fence `att` (docs/internals.md,
@@ -35,10 +41,9 @@ local function reset_claim()
 end
 local function readMeta()
   if not metaRow then
-    metaRow = redis.call('HMGET', K.meta, 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk',
-      'evmax', 'dly', 'rlw', 'gconc', 'grate')
-    evmax = metaRow[8] or '10000'
-    noteGroupDefaults(metaRow[11], metaRow[12])
+    metaRow = redis.call('HMGET', K.meta, unpack(META_FIELDS))
+    evmax = metaRow[M_EVMAX] or '10000'
+    noteGroupDefaults(metaRow[M_GROUP_CONC], metaRow[M_GROUP_RATE])
   end
   return metaRow
 end
@@ -59,14 +64,15 @@ local function promoteDue(now)
   for _, id in ipairs(ids) do
     redis.call('ZREM', K.delayed, id)
     local jk = K.jobBase .. id
-    local f = redis.call('HMGET', jk, 'lane', 'prio', 'lifo', 'st', 'delay', 'odl')
-    if f[4] then
-      local stamp = nextStamp(f[3] == '1')
+    local lane, prio, lifo, st, delay, addedDelay =
+      unpack(redis.call('HMGET', jk, 'lane', 'prio', 'lifo', 'st', 'delay', 'odl'), 1, 6)
+    if st then
+      local stamp = nextStamp(lifo == '1')
       -- A ready job's delay is 0, as BullMQ's promotion sets it; the delay it was added with
       -- stays in odl (job.opts.delay), as promote.lua keeps it.
-      if not f[6] and f[5] and f[5] ~= '0' then redis.call('HSET', jk, 'odl', f[5]) end
+      if not addedDelay and delay and delay ~= '0' then redis.call('HSET', jk, 'odl', delay) end
       redis.call('HSET', jk, 'sq', stamp, 'st', 'w', 'delay', '0')
-      enterLane(laneOr(f[1]), prioOr(f[2]), stamp .. id)
+      enterLane(laneOr(lane), prioOr(prio), stamp .. id)
       emit('waiting', 'jobId', id, 'prev', 'delayed')
     end
   end
@@ -110,14 +116,14 @@ end
 -- claims stay read-only afterwards.
 local function nextWakeAt(meta)
   local t = -1
-  if meta[9] then
-    local d = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
-    if d[2] then t = tonumber(d[2]) else redis.call('HDEL', K.meta, 'dly') end
+  if meta[M_DELAYED] then
+    local due = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]
+    if due then t = tonumber(due) else redis.call('HDEL', K.meta, 'dly') end
   end
-  if meta[10] then
-    local r = redis.call('ZRANGE', K.rlwait, 0, 0, 'WITHSCORES')
-    if r[2] and (t < 0 or tonumber(r[2]) < t) then t = tonumber(r[2]) end
-    if not r[2] then redis.call('HDEL', K.meta, 'rlw') end
+  if meta[M_RATE_WAIT] then
+    local reopens = redis.call('ZRANGE', K.rlwait, 0, 0, 'WITHSCORES')[2]
+    if reopens and (t < 0 or tonumber(reopens) < t) then t = tonumber(reopens) end
+    if not reopens then redis.call('HDEL', K.meta, 'rlw') end
   end
   return t
 end
@@ -156,194 +162,244 @@ local function activate(jk, nowStr)
   end
   return out
 end
+-- The claim's steps, run in this order by claimJobs: gate (how many jobs the queue lets this
+-- claim take), then lane turns, each taken off the ring (nextRingLane), given its share (K)
+-- and served, then finish (the call's counters, written once). The pass state below is the
+-- rotation in passes: one LPOP takes as many lanes off the ring's head as the jobs still
+-- wanted (each turn serves at least one), the turns serve them in order, and endPass puts the
+-- ones still serviceable back at the tail with one RPUSH, takes the others out of inring with
+-- one SREM, and returns lanes popped but not reached to the head. The ring then reads as if
+-- each turn had rotated it by one (LMOVE head to tail, LREM of a lane that left), so the order
+-- is the same, at a few commands per pass instead of per turn: the point for many shallow
+-- lanes, which would each pay a rotation and an eviction per job.
+local pass, passAt, passLen = nil, 0, 0
+local passMoved = false -- the pass is one lane that LMOVE already put at the tail
+local passKeep, passGone = {}, {}
+-- Lanes of passKeep (their places in it, and their ready-set keys) that a turn served without
+-- reading their depth first (see laneShare): whether they still hold jobs is found out at
+-- endPass, for all of them with one EXISTS.
+local passMaybe, passMaybeKey = {}, {}
 
--- Claims up to n jobs; appends {id, fields} pairs to out. Returns jobs claimed and, when none,
--- the ms until the next wake-up (-1 none) that a worker without jobs should block for.
--- passWake: pass the wake token on when work remains (a standalone claim, which may have been
--- woken by a token meant for several workers). A settle-and-claim call does not: its worker
--- keeps its own slots busy, and whatever made work ready woke the idle workers already.
-local function claimJobs(n, leaseMs, now, out, passWake)
-  local meta = readMeta()
-  if meta[1] == '1' or n <= 0 then return 0, -1 end
-  if meta[9] then promoteDue(now) end
-  if meta[10] then readmitRateLanes(now) end
+local function startPasses()
+  pass, passAt, passLen, passMoved = nil, 0, 0, false
+  passKeep, passGone, passMaybe, passMaybeKey = {}, {}, {}, {}
+end
 
-  if meta[2] then
-    local room = tonumber(meta[2]) - redis.call('ZCARD', K.active)
+-- Moves the lanes of passMaybe that turned out empty from passKeep to passGone. One EXISTS
+-- over their keys usually settles them all (every lane of one job is empty now, every deep
+-- lane is not); a mixed answer costs one EXISTS per lane, as many calls as the ZCARDs saved.
+local function settleMaybeEmpty()
+  local m = #passMaybe
+  if m == 0 then return end
+  local left = 0
+  for i = 1, m, LANE_CHUNK do
+    left = left + redis.call('EXISTS', unpack(passMaybeKey, i, math.min(i + LANE_CHUNK - 1, m)))
+  end
+  if left < m then
+    local empty = {}
+    for i = 1, m do
+      if left == 0 or redis.call('EXISTS', passMaybeKey[i]) == 0 then empty[passMaybe[i]] = true end
+    end
+    local keep = {}
+    for i, lane in ipairs(passKeep) do
+      if empty[i] then passGone[#passGone + 1] = lane else keep[#keep + 1] = lane end
+    end
+    passKeep = keep
+  end
+  passMaybe, passMaybeKey = {}, {}
+end
+
+local function endPass()
+  settleMaybeEmpty()
+  if passAt < passLen then
+    local back = {}
+    for i = passLen, passAt + 1, -1 do back[#back + 1] = pass[i] end
+    redis.call('LPUSH', K.ring, unpack(back))
+  end
+  if #passKeep > 0 then redis.call('RPUSH', K.ring, unpack(passKeep)); passKeep = {} end
+  if #passGone > 0 then redis.call('SREM', K.inring, unpack(passGone)); passGone = {} end
+  passAt, passLen = 0, 0
+end
+
+-- The next lane in ring order, for a claim that still wants `want` jobs; nil when the ring is
+-- empty. Second value: whether the lane is off the ring list until endPass (false for the lane
+-- a claim for one job rotated with LMOVE, which sits at the tail already).
+local function nextRingLane(want)
+  if passAt >= passLen then
+    endPass()
+    if want == 1 then
+      -- One lane (a claim for one job): LMOVE rotates it to the tail in one command, where it
+      -- stays or from where it is evicted, as a pass of one would cost two.
+      local one = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
+      if not one then return nil end
+      pass, passMoved = { one }, true
+    else
+      pass, passMoved = redis.call('LPOP', K.ring, want), false
+      if not pass then return nil end
+    end
+    passLen = #pass
+  end
+  passAt = passAt + 1
+  return pass[passAt], not passMoved
+end
+
+-- Step 1, gate: a paused queue gives nothing; due delayed jobs are promoted and lanes whose
+-- rate window reopened readmitted; the global concurrency and rate limits cap n. Returns the
+-- jobs the claim may take, or 0 and the ms a worker without jobs should block for (-1 none).
+local function gate(meta, n, now)
+  if meta[M_PAUSED] == '1' or n <= 0 then return 0, -1 end
+  if meta[M_DELAYED] then promoteDue(now) end
+  if meta[M_RATE_WAIT] then readmitRateLanes(now) end
+  if meta[M_CONC] then
+    local room = tonumber(meta[M_CONC]) - redis.call('ZCARD', K.active)
     if room < n then n = room end
     if n <= 0 then return 0, -1 end
   end
-  local grate = tonumber(meta[3])
-  local gdur = tonumber(meta[4])
+  local rateMax = tonumber(meta[M_RATE_MAX])
+  local blocked = meta[M_BLOCKED]
   -- The global rate counter is read only with a limiter, or while worker.rateLimit(ms) may be
   -- blocking the queue (meta blk; the block sets the counter to RATE_BLOCK with PX ms).
-  if grate or meta[7] then
-    local gused = tonumber(redis.call('GET', K.rate) or '0')
-    if gused >= (grate or RATE_BLOCK) then
+  if rateMax or blocked then
+    local used = tonumber(redis.call('GET', K.rate) or '0')
+    if used >= (rateMax or RATE_BLOCK) then
       local ttl = redis.call('PTTL', K.rate)
       if ttl < 0 then ttl = 0 end
       return 0, ttl
     end
-    if meta[7] and gused == 0 then redis.call('HDEL', K.meta, 'blk') end
-    if grate and grate - gused < n then n = grate - gused end
+    if blocked and used == 0 then redis.call('HDEL', K.meta, 'blk') end
+    if rateMax and rateMax - used < n then n = rateMax - used end
   end
+  return n
+end
 
-  local got = 0
-  local nowStr = string.format('%d', now)
-  local deadline = string.format('%d', now + leaseMs)
-  local tl, tk = meta[5], tonumber(meta[6] or '0')
-  local turns = 0
-  local maxTurns = n + 16
-  local readyServed, prioServed = 0, 0
-  -- The lane the previous rotation of this call brought to the tail. When the next rotation
-  -- brings the same lane back, the ring holds that lane alone (ring members are unique) and its
-  -- turns would follow one another anyway: it is served for the rest of the call in one turn.
-  local rotated
-  local alone = false
-  local leases = {} -- deadline, id pairs: one ZADD of the active set per call (flushLeases)
-  -- Rotation in passes: one LPOP takes as many lanes off the ring's head as the jobs still
-  -- wanted (each turn serves at least one), the turns serve them in order, and endPass puts the
-  -- ones still serviceable back at the tail with one RPUSH, takes the others out of inring with
-  -- one SREM, and returns lanes popped but not reached to the head. The ring then reads as if
-  -- each turn had rotated it by one (LMOVE head to tail, RPOP of a lane that left), so the order
-  -- is the same, at a few commands per pass instead of per turn: the point for many shallow
-  -- lanes, which would each pay a rotation and an eviction per job.
-  local pass, pi, pn = nil, 0, 0
-  local moved = false -- the pass is one lane that LMOVE already put at the tail
-  local keep, gone = {}, {}
-  local function endPass()
-    if pi < pn then
-      local back = {}
-      for i = pn, pi + 1, -1 do back[#back + 1] = pass[i] end
-      redis.call('LPUSH', K.ring, unpack(back))
+-- One lane's turn, filled by laneShare and updated by serveTurn (one table for every turn).
+--   lane, key (its ready set), share (K), depth (ready jobs), limit (-1 none) and active
+--   (its active count, read only with a limit), rateKey (nil: no rate limit), rateMax,
+--   rateDur, rateUsed.
+local turn = {}
+
+-- Step 2, share: K = min(weight, depth, limit headroom, rate headroom); share: the share left
+-- of a turn being continued (nil: a new turn, which starts from the lane's weight); alone: the
+-- lane is the ring's only one, served `wanted` jobs in one turn. Settings are read only for
+-- lanes that have any (lcfg). A plain lane of a pass (offRing) is not measured at all: its K
+-- is its weight 1 (or `wanted` when alone), ZPOPMIN takes at most what it holds, and whether
+-- it is left empty is settled for the whole pass at endPass (depth nil until then); others
+-- cost one ZCARD.
+local function laneShare(lane, share, wanted, alone, offRing)
+  local limit, active, rateKey, rateMax, rateDur, rateUsed = -1, 0, nil, nil, nil, nil
+  local cfg = laneHasCfg(lane)
+  if cfg then
+    if not share then share = tonumber(redis.call('HGET', K.lweight, lane) or '1') end
+    limit = tonumber(laneLimitOf(lane) or '-1')
+    if limit >= 0 then active = tonumber(redis.call('HGET', K.lactive, lane) or '0') end
+    local rateCfg = laneRateOf(lane)
+    if rateCfg then
+      rateMax, rateDur = parseRate(rateCfg)
+      rateKey = K.lrateBase .. lane
+      rateUsed = tonumber(redis.call('GET', rateKey) or '0')
     end
-    if #keep > 0 then redis.call('RPUSH', K.ring, unpack(keep)); keep = {} end
-    if #gone > 0 then redis.call('SREM', K.inring, unpack(gone)); gone = {} end
-    pi, pn = 0, 0
   end
-
-  while got < n and turns < maxTurns do
-    turns = turns + 1
-    local lane, share
-    local offRing = false -- the lane came off the ring in a pass (not yet back)
-    if tk > 0 and tl and redis.call('SISMEMBER', K.inring, tl) == 1 then
-      lane, share = tl, tk
-    else
-      if pi >= pn then
-        endPass()
-        local want = n - got
-        if maxTurns - turns + 1 < want then want = maxTurns - turns + 1 end
-        if want == 1 then
-          -- One lane (a claim for one job): LMOVE rotates it to the tail in one command,
-          -- where it stays or from where it is evicted, as a pass of one would cost two.
-          local one = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
-          if not one then break end
-          pass, moved = { one }, true
-        else
-          pass, moved = redis.call('LPOP', K.ring, want), false
-          if not pass then break end
-        end
-        pn = #pass
-        -- The first rotation of a call that wants several jobs learns from the pass whether
-        -- the ring holds one lane: a lone lane is then served in one turn from the start.
-        if rotated == nil and n - got > 1 then rotated = pn == 1 and pass[1] or false end
-      end
-      pi = pi + 1
-      lane, offRing = pass[pi], not moved
-      share = nil
-      alone = lane == rotated
-      rotated = lane
-    end
-    -- Settings are read only for lanes that have any (lcfg): a plain lane costs one check.
-    local cfg = laneHasCfg(lane)
-    local lim, act, rmax, rdur, rused, rk = -1, 0, nil, nil, nil, nil
-    if cfg then
-      if not share then share = tonumber(redis.call('HGET', K.lweight, lane) or '1') end
-      lim = tonumber(laneLimitOf(lane) or '-1')
-      if lim >= 0 then act = tonumber(redis.call('HGET', K.lactive, lane) or '0') end
-      local rateCfg = laneRateOf(lane)
-      if rateCfg then
-        rmax, rdur = parseRate(rateCfg)
-        rk = K.lrateBase .. lane
-        rused = tonumber(redis.call('GET', rk) or '0')
-      end
-    end
-    share = share or 1
-    if alone then share = n - got end
-    local lk = K.laneBase .. lane
-    local depth = redis.call('ZCARD', lk)
+  share = share or 1
+  if alone then share = wanted end
+  local key = K.laneBase .. lane
+  local depth
+  if cfg or not offRing then
+    depth = redis.call('ZCARD', key)
     if depth < share then share = depth end
-    if lim >= 0 and lim - act < share then share = lim - act end
-    if rk and rmax - rused < share then share = rmax - rused end
-    if share < 0 then share = 0 end
-    local take = share
-    if n - got < take then take = n - got end
-
-    if take > 0 then
-      local popped = redis.call('ZPOPMIN', lk, take)
-      local served = #popped / 2
-      for i = 1, #popped, 2 do
-        local id = memberId(popped[i])
-        local jk = K.jobBase .. id
-        leases[#leases + 1] = deadline
-        leases[#leases + 1] = id
-        if popped[i + 1] ~= '0' then prioServed = prioServed + 1 end
-        out[#out + 1] = id
-        out[#out + 1] = activate(jk, nowStr)
-        emitJob('active', PREV_WAITING, id)
-      end
-      if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
-      got = got + served
-      readyServed = readyServed + served
-      depth = depth - served
-      -- Only a limit needs the count now; other lanes' counts are written at the end of the
-      -- call, netted against the slots this call released (lib/lanes.lua deferActive).
-      if lim >= 0 then act = redis.call('HINCRBY', K.lactive, lane, served)
-      else deferActive(lane, served) end
-      if rk then
-        rused = redis.call('INCRBY', rk, served)
-        if rused == served then redis.call('PEXPIRE', rk, rdur) end
-      end
-    end
-
-    tl, tk = lane, share - take
-    local rateShut = rk and rused >= rmax
-    if depth <= 0 or (lim >= 0 and act >= lim) or rateShut then
-      -- A lane of this pass is off the ring list already; one LMOVE rotated, or whose turn
-      -- is being continued, is at or close to the ring's tail.
-      if offRing then gone[#gone + 1] = lane else evictLane(lane) end
-      tk = 0
-      if rateShut then
-        local ttl = redis.call('PTTL', rk)
-        if ttl < 0 then ttl = 0 end
-        redis.call('ZADD', K.rlwait, now + ttl, lane)
-        redis.call('HSET', K.meta, 'rlw', '1')
-        meta[10] = '1'
-        -- Workers blocked before this window existed sleep up to their drainDelay: wake one so
-        -- it re-reads the earliest wake-up time (as add does for a new earliest delayed job).
-        if redis.call('ZRANGE', K.rlwait, 0, 0)[1] == lane then wake() end
-      end
-    elseif offRing then
-      keep[#keep + 1] = lane
-    end
   end
-  endPass()
+  if limit >= 0 and limit - active < share then share = limit - active end
+  if rateKey and rateMax - rateUsed < share then share = rateMax - rateUsed end
+  if share < 0 then share = 0 end
+  local t = turn
+  t.lane, t.key, t.share, t.depth, t.limit, t.rateKey = lane, key, share, depth, limit, rateKey
+  -- The count and the rate fields are read only with a limit / a rate (most turns have neither).
+  if limit >= 0 then t.active = active end
+  if rateKey then t.rateMax, t.rateDur, t.rateUsed = rateMax, rateDur, rateUsed end
+  return t
+end
 
+-- Step 3, serve: takes up to `take` jobs off the turn's lane in priority order, activates each
+-- (out gets id, fields; leases its deadline, id) and counts them against the lane's active
+-- count and rate window. Returns the jobs served and how many of them had a priority.
+local function serveTurn(t, take, out, leases, nowStr, deadline)
+  local popped = redis.call('ZPOPMIN', t.key, take)
+  local prioritized = 0
+  for i = 1, #popped, 2 do
+    local id = memberId(popped[i])
+    leases[#leases + 1] = deadline
+    leases[#leases + 1] = id
+    if popped[i + 1] ~= '0' then prioritized = prioritized + 1 end
+    out[#out + 1] = id
+    out[#out + 1] = activate(K.jobBase .. id, nowStr)
+    emitJob('active', PREV_WAITING, id)
+  end
+  if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
+  local served = #popped / 2
+  if t.depth then t.depth = t.depth - served
+  elseif served < take then t.depth = 0 end -- it held fewer than asked: empty now
+  -- Only a limit needs the count now; other lanes' counts are written at the end of the
+  -- call, netted against the slots this call released (lib/lanes.lua deferActive).
+  if t.limit >= 0 then t.active = redis.call('HINCRBY', K.lactive, t.lane, served)
+  else deferActive(t.lane, served) end
+  if t.rateKey then
+    t.rateUsed = redis.call('INCRBY', t.rateKey, served)
+    if t.rateUsed == served then redis.call('PEXPIRE', t.rateKey, t.rateDur) end
+  end
+  return served, prioritized
+end
+
+-- After a turn: a lane that emptied, reached its limit or used up its rate window leaves the
+-- ring (a lane of the current pass at endPass; one that LMOVE rotated, or whose turn was
+-- continued, is at or close to the ring's tail: LREM from there); a lane whose rate window
+-- shut waits in rlwait. A lane of the pass that stays goes back to the tail at endPass.
+-- Returns whether the lane left.
+local function endTurn(t, offRing, now)
+  local lane = t.lane
+  if not t.depth then
+    -- A plain lane of the pass whose depth was not read: kept unless endPass finds it empty.
+    passKeep[#passKeep + 1] = lane
+    passMaybe[#passMaybe + 1] = #passKeep
+    passMaybeKey[#passMaybeKey + 1] = t.key
+    return false
+  end
+  local rateShut = t.rateKey and t.rateUsed >= t.rateMax
+  if not (t.depth <= 0 or (t.limit >= 0 and t.active >= t.limit) or rateShut) then
+    if offRing then passKeep[#passKeep + 1] = lane end
+    return false
+  end
+  if offRing then passGone[#passGone + 1] = lane else evictLane(lane) end
+  if rateShut then
+    local ttl = redis.call('PTTL', t.rateKey)
+    if ttl < 0 then ttl = 0 end
+    redis.call('ZADD', K.rlwait, now + ttl, lane)
+    redis.call('HSET', K.meta, 'rlw', '1')
+    metaRow[M_RATE_WAIT] = '1'
+    -- Workers blocked before this window existed sleep up to their drainDelay: wake one so it
+    -- re-reads the earliest wake-up time (as add does for a new earliest delayed job).
+    if redis.call('ZRANGE', K.rlwait, 0, 0)[1] == lane then wake() end
+  end
+  return true
+end
+
+-- Step 4, finish: the pass ends, leases and deferred active counts are written, then the turn
+-- (meta tl/tk: the lane whose turn a next claim continues and its share left), the ready
+-- counters and the global rate counter, once per call. Returns like claimJobs.
+local function finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake)
+  endPass()
   flushLeases(leases)
   flushDeferredActive()
-
   -- Written only when the turn moved: an idle claim must stay read-only (no write traffic per
   -- idle worker, and no meta hash recreated on a queue that was just obliterated).
-  if (tl or '') ~= (meta[5] or '') or tk ~= tonumber(meta[6] or '0') then
-    redis.call('HSET', K.meta, 'tl', tl or '', 'tk', tk)
+  if (turnLane or '') ~= (meta[M_TURN_LANE] or '') or turnLeft ~= tonumber(meta[M_TURN_LEFT] or '0') then
+    redis.call('HSET', K.meta, 'tl', turnLane or '', 'tk', turnLeft)
   end
   if readyServed > 0 then
     redis.call('HINCRBY', K.meta, 'ready', -readyServed)
     if prioServed > 0 then redis.call('HINCRBY', K.meta, 'readyP', -prioServed) end
   end
-  if grate and got > 0 then
+  if got > 0 and tonumber(meta[M_RATE_MAX]) then
     local used = redis.call('INCRBY', K.rate, got)
-    if used == got then redis.call('PEXPIRE', K.rate, gdur) end
+    if used == got then redis.call('PEXPIRE', K.rate, tonumber(meta[M_RATE_DUR])) end
   end
   if passWake and got > 0 and redis.call('LLEN', K.ring) > 0 then wake() end
   if got == 0 then
@@ -355,4 +411,60 @@ local function claimJobs(n, leaseMs, now, out, passWake)
     return 0, t
   end
   return got, -1
+end
+
+-- Claims up to n jobs; appends {id, fields} pairs to out. Returns jobs claimed and, when none,
+-- the ms until the next wake-up (-1 none) that a worker without jobs should block for.
+-- passWake: pass the wake token on when work remains (a standalone claim, which may have been
+-- woken by a token meant for several workers). A settle-and-claim call does not: its worker
+-- keeps its own slots busy, and whatever made work ready woke the idle workers already.
+local function claimJobs(n, leaseMs, now, out, passWake)
+  local meta = readMeta()
+  local wait
+  n, wait = gate(meta, n, now)
+  if n <= 0 then return 0, wait end
+
+  local got, readyServed, prioServed = 0, 0, 0
+  local nowStr = string.format('%d', now)
+  local deadline = string.format('%d', now + leaseMs)
+  -- The turn in progress: its lane and the share it has left (continued from the last claim).
+  local turnLane, turnLeft = meta[M_TURN_LANE], tonumber(meta[M_TURN_LEFT] or '0')
+  local turns, maxTurns = 0, n + 16
+  -- The lane the previous rotation of this call brought to the tail. When the next rotation
+  -- brings the same lane back, the ring holds that lane alone (ring members are unique) and its
+  -- turns would follow one another anyway: it is served for the rest of the call in one turn.
+  local rotated
+  local alone = false
+  local leases = {} -- deadline, id pairs: one ZADD of the active set per call (flushLeases)
+  startPasses()
+
+  while got < n and turns < maxTurns do
+    turns = turns + 1
+    local lane, share, offRing
+    if turnLeft > 0 and turnLane and redis.call('SISMEMBER', K.inring, turnLane) == 1 then
+      lane, share, offRing = turnLane, turnLeft, false
+    else
+      local want = n - got
+      if maxTurns - turns + 1 < want then want = maxTurns - turns + 1 end
+      lane, offRing = nextRingLane(want)
+      if not lane then break end
+      -- The first rotation of a call that wants several jobs learns from its pass whether the
+      -- ring holds one lane: a lone lane is then served in one turn from the start.
+      if rotated == nil and n - got > 1 then rotated = passLen == 1 and lane or false end
+      alone = lane == rotated
+      rotated = lane
+    end
+    local t = laneShare(lane, share, n - got, alone, offRing)
+    local take = t.share
+    if n - got < take then take = n - got end
+    if take > 0 then
+      local served, prioritized = serveTurn(t, take, out, leases, nowStr, deadline)
+      got = got + served
+      readyServed = readyServed + served
+      prioServed = prioServed + prioritized
+    end
+    turnLane, turnLeft = lane, t.share - take
+    if endTurn(t, offRing, now) then turnLeft = 0 end
+  end
+  return finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake)
 end

@@ -1,4 +1,4 @@
--- Lane ring maintenance. Invariant (docs/internals.md#ring): the ring list holds every
+-- Lane ring maintenance. Invariant (docs/internals.md#the-ring-invariant): the ring list holds every
 -- serviceable lane exactly once and nothing else; the inring set holds the same lanes.
 -- A lane is serviceable when it has ready jobs, is not paused, is under its concurrency limit
 -- and is not waiting for its rate window (member of rlwait).
@@ -113,8 +113,6 @@ local function enterLane(lane, prio, member)
   laneGotJobs(lane)
 end
 
--- Writes the lane entries collected since beginLaneBatch. ZADD takes at most 1,000 members per
--- call (Lua passes at most a few thousand arguments).
 -- Lanes a batch admits or forgets are handed to multi-argument commands in chunks of this many
 -- (Lua's unpack takes at most a few thousand values).
 local LANE_CHUNK = 500
@@ -155,6 +153,8 @@ local function lanesGotJobs(order, from, to)
   redis.call('SADD', K.inring, unpack(admit))
 end
 
+-- Writes the lane entries collected since beginLaneBatch: one ZADD per lane, of at most 1,000
+-- members each (Lua passes at most a few thousand arguments), then the lanes' admission.
 local function flushLaneBatch()
   local b = laneBatch
   laneBatch = nil

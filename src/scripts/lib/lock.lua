@@ -26,6 +26,6 @@ local function holderCode(jk, att, st, token, fence)
 end
 
 local function checkHolder(jk, token, fence)
-  local f = redis.call('HMGET', jk, 'att', 'st')
-  return holderCode(jk, f[1], f[2], token, fence)
+  local att, st = unpack(redis.call('HMGET', jk, 'att', 'st'), 1, 2)
+  return holderCode(jk, att, st, token, fence)
 end

@@ -93,18 +93,18 @@ end
 -- Returns true when it did; false when the job is missing or in any other state.
 local function withdrawJob(id)
   local jk = K.jobBase .. id
-  local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq')
-  f[2], f[3] = laneOr(f[2]), prioOr(f[3])
-  if f[1] == 'd' then
+  local st, lane, prio, stamp = unpack(redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq'), 1, 4)
+  lane, prio = laneOr(lane), prioOr(prio)
+  if st == 'd' then
     redis.call('ZREM', K.delayed, id)
-  elseif f[1] == 'w' then
-    pullReady(f[2], f[4] .. id, tonumber(f[3]))
-    forgetLaneIfIdle(f[2])
+  elseif st == 'w' then
+    pullReady(lane, stamp .. id, prio)
+    forgetLaneIfIdle(lane)
   else
     return false
   end
   deleteJob(id)
-  emit('removed', 'jobId', id, 'prev', (f[1] == 'd') and 'delayed' or 'waiting')
+  emit('removed', 'jobId', id, 'prev', (st == 'd') and 'delayed' or 'waiting')
   return true
 end
 

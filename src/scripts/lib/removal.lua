@@ -44,8 +44,8 @@ end
 -- BullMQ name of what it was in (prevName).
 local function removeOne(id, filter, cutoff, now)
   local jk = K.jobBase .. id
-  local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'ts', 'fOn', 'pOn', 'opts')
-  local st = f[1]
+  local st, lane, prio, stamp, createdAt, finishedAt, startedAt, opts =
+    unpack(redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'ts', 'fOn', 'pOn', 'opts'), 1, 8)
   if not st then return -1 end
   if filter ~= '' and st ~= filter then return -3 end
   if st == 'a' then
@@ -55,12 +55,12 @@ local function removeOne(id, filter, cutoff, now)
   end
   if cutoff then
     local t
-    if st == 'c' or st == 'f' then t = f[6] else t = f[7] or f[5] end
+    if st == 'c' or st == 'f' then t = finishedAt else t = startedAt or createdAt end
     if t and tonumber(t) > cutoff then return -3 end
   end
-  local lane = laneOr(f[2])
+  lane, prio = laneOr(lane), prioOr(prio)
   if st == 'w' then
-    pullReady(lane, f[4] .. id, prioOr(f[3]))
+    pullReady(lane, stamp .. id, prio)
     forgetLaneIfIdle(lane)
   elseif st == 'a' then
     if redis.call('ZREM', K.active, id) == 1 then releaseActive(lane) end
@@ -76,8 +76,8 @@ local function removeOne(id, filter, cutoff, now)
   removedChild(jk, id, now, 0) -- flows: a removed child no longer holds its parent
   -- A removed job frees the deduplication id it holds, throttle window or not (BullMQ's
   -- removal does; a job deleted by retention keeps a throttle until it ends).
-  if f[8] and string.find(f[8], '"deduplication"', 1, true) then
-    local ok, o = pcall(cjson.decode, f[8])
+  if opts and string.find(opts, '"deduplication"', 1, true) then
+    local ok, o = pcall(cjson.decode, opts)
     local dd = ok and type(o) == 'table' and type(o.deduplication) == 'table' and o.deduplication.id
     if type(dd) == 'string' and redis.call('HGET', K.dedup, dd) == id then
       redis.call('HDEL', K.dedup, dd)
@@ -85,5 +85,5 @@ local function removeOne(id, filter, cutoff, now)
     end
   end
   deleteJob(id)
-  return 1, prevName(st, prioOr(f[3]))
+  return 1, prevName(st, prio)
 end

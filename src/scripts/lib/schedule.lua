@@ -26,9 +26,9 @@ end
 
 -- Whether the scheduler may still make a job for this slot (endDate, limit).
 local function slotAllowed(sk, slot)
-  local f = redis.call('HMGET', sk, 'end', 'limit', 'cnt')
-  if f[1] and f[1] ~= '' and slot > tonumber(f[1]) then return false end
-  if f[2] and f[2] ~= '' and tonumber(f[3] or '0') >= tonumber(f[2]) then return false end
+  local endDate, limit, made = unpack(redis.call('HMGET', sk, 'end', 'limit', 'cnt'), 1, 3)
+  if endDate and endDate ~= '' and slot > tonumber(endDate) then return false end
+  if limit and limit ~= '' and tonumber(made or '0') >= tonumber(limit) then return false end
   return true
 end
 
