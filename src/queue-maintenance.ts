@@ -245,7 +245,11 @@ async function childrenOf(ctx: JobContext, keys: QueueKeys, id: string, pendingO
 
 /** Whether a job, or with `children` a job it waits for (recursively), is active (held by a worker). */
 export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, children: boolean, depth = 0): Promise<boolean> {
-  if ((await ctx.client.hget(jobKey(keys, id), 'st')) === 'a') return true;
+  // Active under a live lease (Redis clock). Once the lease expired nobody holds the job and it
+  // can be removed, as BullMQ removes an active job whose lock is gone (lib/removal.lua).
+  const [[, st], [, deadline], [, time]] = (await ctx.client.multi().hget(jobKey(keys, id), 'st').zscore(keys.active, id).time().exec()) as [
+    [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
+  if (st === 'a' && (deadline === null || Number(deadline) >= Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000))) return true;
   if (!children || depth > 64) return false;
   for (const c of await childrenOf(ctx, keys, id, true)) {
     if (await isHeld(ctx, c.keys, c.id, true, depth + 1)) return true;

@@ -10,6 +10,7 @@ import { clientName, type QueueKeys } from './keys.js';
 import * as v from './validate.js';
 import { delay as delayFor } from './utils.js';
 import type { WorkerListener, WorkerSettings } from './worker-options.js';
+import { makeBackend, readServerInfo, type ServerInfo, type WorkerBackend } from './worker-backend.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
 const RATE_BLOCK = 2 ** 50;
@@ -27,8 +28,16 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
   protected stopping = false;
   /** Resolves the current local wait (see poke). */
   protected wakeLocal: (() => void) | undefined;
-  /** The BLPOP in flight on the blocking connection (see block()); resolves to an error or undefined. */
-  protected blpop: Promise<unknown> | undefined;
+  /** The BLPOP in flight on the blocking connection (see block()); resolves to how it ended. */
+  protected blpop: Promise<BlockEnd> | undefined;
+  /** Both connections ready (see connected()). */
+  private connecting: Promise<void> | undefined;
+  /** INFO server of the worker's Redis, read by waitUntilReady (getBackend().redisVersion). */
+  private server: ServerInfo | undefined;
+  private serverRead: Promise<void> | undefined;
+  /** close() has closed the connections. */
+  protected connectionsClosed = false;
+  private backend: WorkerBackend | undefined;
 
   /** Sets the identity fields (the Worker's constructor, once its options are validated). */
   protected identify(fields: Partial<Pick<WorkerBase, 'name' | 'keys' | 'id' | 'opts'>> & { conn?: Connection }): void {
@@ -59,24 +68,65 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
     return clientName(this.keys, this.opts.name === undefined ? '' : `:w:${this.opts.name}`);
   }
 
-  /** Resolves once the worker's connection is ready. */
+  /**
+   * Resolves once the worker's connections are ready: its command connection and the blocking
+   * one idle claims wait on (opened here, as BullMQ's Worker opens both), and the server's
+   * version is known (getBackend().redisVersion).
+   */
   async waitUntilReady(): Promise<void> {
-    const c = this.conn.client;
-    if (c.status === 'ready') return;
-    if (c.status === 'wait') await c.connect().catch(() => {});
-    if ((c.status as string) === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const onReady = () => {
-        c.off('end', onEnd);
-        resolve();
-      };
-      const onEnd = () => {
-        c.off('ready', onReady);
-        reject(new EchoError('ERR_CLOSED', 'Connection is closed.'));
-      };
-      c.once('ready', onReady);
-      c.once('end', onEnd);
+    await this.connected();
+    this.serverRead ??= readServerInfo(this.conn.client).then((info) => {
+      this.server = info;
     });
+    await this.serverRead;
+  }
+
+  /**
+   * Both connections ready; the job loop awaits it before its first claim, so a worker is
+   * blocking on its own connection when its readiness is reported (BullMQ's order: a job added
+   * after waitUntilReady() goes to a worker already waiting, not to one started after it).
+   */
+  protected connected(): Promise<void> {
+    this.connecting ??= (async () => {
+      await clientReady(this.conn.client);
+      await clientReady(this.blockingClient());
+    })();
+    // A failed attempt (the connection ended) is not cached: a later call tries again.
+    this.connecting.catch(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  /**
+   * BullMQ 6's backend object, reduced to its Redis escape hatches over this worker's real
+   * connections: `connection`, `blockingConnection` (status, client, close), `client`,
+   * `blockingClient`, `redisVersion`, `databaseType` (see worker-backend.ts).
+   */
+  getBackend(): WorkerBackend {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const w = this;
+    const closing = () => w.stopping && !w.connectionsClosed;
+    const closed = () => w.connectionsClosed;
+    const server = () => w.server;
+    this.backend ??= makeBackend({
+      main: { connection: () => w.conn, open: () => w.conn, closing, closed, server },
+      blocking: {
+        connection: () => w.blockConn,
+        open: () => {
+          w.blockingClient();
+          return w.blockConn!;
+        },
+        closing, closed, server,
+      },
+      minimumBlockTimeout: this.minimumBlockTimeout,
+      maximumBlockTimeout: this.maximumBlockTimeout,
+      qualifiedName: this.qualifiedName,
+      toKey: (type) => this.toKey(type),
+      clientName: (suffix = '') => clientName(this.keys, suffix),
+      waitUntilReady: () => this.waitUntilReady(),
+    });
+    return this.backend;
   }
 
   /** Typed listeners (BullMQ's WorkerListener). */
@@ -105,7 +155,11 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
     else console.error(`[echomq] worker ${this.name}: ${e.message}`);
   }
 
-  /** The connection idle claims block on, opened on first use. */
+  /**
+   * The connection idle claims block on (opened by waitUntilReady, or on first use). It
+   * carries the worker's client name, and only it, as BullMQ's: Queue.getWorkers counts one
+   * connection per worker, and a connection the user passed in is never renamed.
+   */
   protected blockingClient(): RedisClient {
     if (!this.blockConn) {
       this.blockConn = openConnection(this.conn.client, { blocking: true });
@@ -140,28 +194,44 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
     return Math.min(ms / 1000, this.maximumBlockTimeout);
   }
 
-  /** Blocks on the wake list until work is signalled, the next delayed job is due, or drainDelay. */
-  protected async block(wakeInMs: number): Promise<void> {
+  /**
+   * Blocks on the wake list until work is signalled, the next delayed job is due, or drainDelay
+   * (at least 1 ms: a BLPOP timeout of 0 would block forever). full (manual processing): a
+   * BLPOP inherited from an earlier wait that times out before this wait's time is up is
+   * followed by another for the rest, so a job added meanwhile is not missed. The job loop
+   * does not re-issue (its next claim follows at once; re-issuing there slowed crash recovery).
+   */
+  protected async block(wakeInMs: number, full = false): Promise<void> {
     let seconds = this.opts.drainDelay;
     if (wakeInMs >= 0) seconds = Math.min(seconds, Math.max(0.001, Math.min(wakeInMs, this.opts.maximumRateLimitDelay) / 1000));
+    seconds = Math.max(seconds, this.minimumBlockTimeout);
+    const deadline = Date.now() + seconds * 1000;
     const client = this.blockingClient();
-    const local = this.waitLocal();
-    // A poke can end a block before its BLPOP returns. That BLPOP stays in flight and is awaited
-    // again here, never stacked behind: a second BLPOP would queue on the same connection while
-    // the first one took the next wake token and nobody looked at it (a lost wake-up).
-    this.blpop ??= client.blpop(this.keys.wake, seconds).then(
-      () => undefined,
-      (err: unknown) => err ?? new Error('blpop failed'),
-    ).finally(() => {
-      this.blpop = undefined;
-    });
+    const local = this.waitLocal().then((): BlockEnd => 'local');
     let timer: NodeJS.Timeout | undefined;
-    const due = new Promise<void>((r) => (timer = setTimeout(r, seconds * 1000)));
+    const due = new Promise<BlockEnd>((r) => (timer = setTimeout(() => r('local'), seconds * 1000)));
     try {
-      const err = await Promise.race([this.blpop, local, due]);
-      if (err && !this.stopping) {
-        this.reportError(err);
-        await sleep(100);
+      for (let wait = seconds; ; wait = Math.max(this.minimumBlockTimeout, (deadline - Date.now()) / 1000)) {
+        // A poke can end a block before its BLPOP returns. That BLPOP stays in flight and is
+        // awaited again here, never stacked behind: a second BLPOP would queue on the same
+        // connection while the first one took the next wake token and nobody looked at it (a
+        // lost wake-up).
+        this.blpop ??= client.blpop(this.keys.wake, wait).then(
+          (reply): BlockEnd => (reply === null ? 'timeout' : 'woken'),
+          (err: unknown): BlockEnd => (err instanceof Error ? err : new Error(`blpop failed: ${String(err)}`)),
+        ).finally(() => {
+          this.blpop = undefined;
+        });
+        const end = await Promise.race([this.blpop, local, due]);
+        if (end instanceof Error) {
+          if (!this.stopping) {
+            this.reportError(end);
+            await sleep(100);
+          }
+          return;
+        }
+        if (end === 'timeout' && full && !this.stopping && deadline - Date.now() >= 1) continue;
+        return;
       }
     } finally {
       clearTimeout(timer);
@@ -188,6 +258,7 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
   async disconnect(): Promise<void> {
     if (this.blockConn) await closeConnection(this.blockConn, true);
     await closeConnection(this.conn, true);
+    this.connectionsClosed = true;
   }
 }
 
@@ -204,6 +275,29 @@ export function nameConnection(conn: Connection, name: string): void {
     if (c.status !== 'ready') return;
   }
   void c.client('SETNAME', name).catch(() => {});
+}
+
+/** How one BLPOP of block() ended: a wake token, its own timeout, a poke or the block's time, or an error. */
+type BlockEnd = 'woken' | 'timeout' | 'local' | Error;
+
+/** Resolves once the client is ready (connecting a lazy one); rejects when it ends first. */
+async function clientReady(c: RedisClient): Promise<void> {
+  if (c.status === 'ready') return;
+  if (c.status === 'wait') await c.connect().catch(() => {});
+  if ((c.status as string) === 'ready') return;
+  if ((c.status as string) === 'end') throw new EchoError('ERR_CLOSED', 'Connection is closed.');
+  await new Promise<void>((resolve, reject) => {
+    const onReady = () => {
+      c.off('end', onEnd);
+      resolve();
+    };
+    const onEnd = () => {
+      c.off('ready', onReady);
+      reject(new EchoError('ERR_CLOSED', 'Connection is closed.'));
+    };
+    c.once('ready', onReady);
+    c.once('end', onEnd);
+  });
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -17,7 +17,7 @@ export interface ManualHost {
   closing(): boolean;
   /** The worker is paused: getNextJob claims nothing (BullMQ's). */
   paused(): boolean;
-  /** Blocks on the queue's wake list (up to drainDelay, or until the next delayed job). */
+  /** Blocks on the queue's wake list (up to drainDelay, or until the next delayed job), for the whole wait. */
   block(wakeInMs: number): Promise<void>;
   /** A job was claimed for a caller: start renewing leases, emit 'active'. */
   started(job: Job): void;
@@ -26,6 +26,11 @@ export interface ManualHost {
 export class HeldJobs {
   /** Jobs held for callers, by id (their lease is renewed with the worker's). */
   readonly held = new Map<string, Running>();
+  /**
+   * The last claim for a caller found nothing (BullMQ's `drained`). Only then does a blocking
+   * getNextJob wait: the first call that finds the queue empty returns at once, as BullMQ's.
+   */
+  private drained = false;
 
   constructor(private readonly host: ManualHost) {}
 
@@ -44,7 +49,9 @@ export class HeldJobs {
 
   /**
    * Claims the next job for `token`; with block (default), waits for one up to drainDelay when
-   * none is ready. Resolves undefined when there is none (or the worker is closing).
+   * none is ready and the previous claim found none either (BullMQ's drained state; the first
+   * empty claim returns at once). Resolves undefined when there is none (or the worker is
+   * closing or paused).
    */
   async getNextJob(token: string, opts: { block?: boolean } = {}): Promise<Job | undefined> {
     v.nonEmptyString('token', token, 10_000);
@@ -52,12 +59,13 @@ export class HeldJobs {
     const block = o.block === undefined ? true : v.boolean('block', o.block);
     if (this.host.closing() || this.host.paused()) return undefined;
     let reply: ClaimReply = await scripts.claim(this.host.ctx, { count: 1, leaseMs: this.host.leaseMs(), owner: token });
-    if (reply.jobs.length === 0 && block && !this.host.closing()) {
+    if (reply.jobs.length === 0 && block && this.drained && !this.host.closing()) {
       await this.host.block(reply.wakeInMs);
       if (this.host.closing()) return undefined;
       reply = await scripts.claim(this.host.ctx, { count: 1, leaseMs: this.host.leaseMs(), owner: token });
     }
     const cj = reply.jobs[0];
+    this.drained = !cj;
     return cj ? this.adopt(cj) : undefined;
   }
 }

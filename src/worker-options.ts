@@ -41,7 +41,7 @@ export interface WorkerOptions extends SandboxedOptions {
   runRetryDelay?: number;
   /** Start processing at construction. Default true; otherwise call run(). */
   autorun?: boolean;
-  /** Longest idle block on the wake list, in seconds. Default 5. */
+  /** Longest idle block on the wake list, in seconds (any positive number; blocks last at least 1 ms). Default 5. */
   drainDelay?: number;
   /** Retention of completed jobs that have no removeOnComplete of their own (BullMQ's forms). */
   removeOnComplete?: boolean | number | KeepJobs;
@@ -145,8 +145,29 @@ function bullmqText<T>(text: string, check: () => T): T {
   }
 }
 
+/** BullMQ's text where it refuses a concurrency (not a number, below 1, or not finite). */
+const CONCURRENCY_TEXT = 'concurrency must be a finite number greater than 0';
+
+/**
+ * A concurrency setting. Where BullMQ refuses the value too, the message is BullMQ's text
+ * exactly (programs compare it with ===); echomq's detail stays on the error's field, expected
+ * and got. Values BullMQ takes but echomq does not (2.5, above 100000) get echomq's own text.
+ */
 export function validConcurrency(n: unknown): number {
-  return bullmqText('concurrency must be a finite number greater than 0', () => v.integerIn('concurrency', n, 1, 100_000));
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < 1) {
+    const e = new ValidationError('concurrency', 'an integer 1…100000', v.describe(n));
+    e.message = CONCURRENCY_TEXT;
+    throw e;
+  }
+  return v.integerIn('concurrency', n, 1, 100_000);
+}
+
+/** drainDelay in seconds: any positive number, as BullMQ (at most an hour). */
+function drainDelaySeconds(value: unknown): number {
+  return bullmqText('drainDelay must be greater than 0', () => {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 3600) v.fail('drainDelay', 'a number of seconds above 0 and at most 3600', value);
+    return value;
+  });
 }
 
 /** A retention option (BullMQ's forms) as (count, age ms); count -1 = all. */
@@ -183,7 +204,7 @@ export function workerSettings(opts: WorkerOptions): WorkerSettings {
     maxStalledCount: opts.maxStalledCount === undefined ? 1
       : bullmqText('maxStalledCount must be greater or equal than 0', () => v.nonNegativeInt('maxStalledCount', opts.maxStalledCount)),
     drainDelay: opts.drainDelay === undefined ? 5
-      : bullmqText('drainDelay must be greater than 0', () => v.integerIn('drainDelay', opts.drainDelay, 1, 3600)),
+      : drainDelaySeconds(opts.drainDelay),
     skipLockRenewal: bool('skipLockRenewal', opts.skipLockRenewal, false),
     skipStalledCheck: bool('skipStalledCheck', opts.skipStalledCheck, false),
     maxStartedAttempts: opts.maxStartedAttempts === undefined ? undefined

@@ -5,7 +5,7 @@
 import { StaleJobError, UnrecoverableError } from './errors.js';
 import { Job, type JobContext } from './job.js';
 import { repairSchedulers } from './schedulers.js';
-import { drainOutbox } from './flows.js';
+import { drainOutbox, mayWriteOutbox } from './flows.js';
 import { scripts } from './scripts/index.js';
 
 /** A job the worker is running. */
@@ -81,12 +81,18 @@ async function sweep(ctx: JobContext, maxStalledCount: number, h: StallHandlers)
   for (let i = 0; i < MAX_STALL_BATCHES; i++) {
     const r = await scripts.recover(ctx, { maxStalledCount, batch: STALL_BATCH });
     for (const id of r.requeued) h.onStalled(id);
-    r.failed.forEach((id, k) => {
-      h.onStalled(id);
-      if (!h.onFailed) return;
-      const job = Job.fromFields(ctx, id, r.hashes[k] ?? []);
-      h.onFailed(job, new UnrecoverableError(job.failedReason ?? STALLED_REASON));
-    });
+    const jobs = r.failed.map((id, k) => Job.fromFields(ctx, id, r.hashes[k] ?? []));
+    // A failed flow child whose parent is in another queue: the parent learns it before the
+    // 'failed' events, as a fail's parent update is part of the failure in BullMQ (a listener
+    // reading the parent's state sees it moved).
+    if (jobs.some((j) => mayWriteOutbox(j.parentKey))) await drainOutbox(ctx.client, ctx.keys);
+    // Newest claim first: the order BullMQ fails such jobs in (it requeues them at the front of
+    // wait and fails each when it is claimed again).
+    for (let k = jobs.length - 1; k >= 0; k--) {
+      const job = jobs[k]!;
+      h.onStalled(job.id);
+      h.onFailed?.(job, new UnrecoverableError(job.failedReason ?? STALLED_REASON));
+    }
     if (r.requeued.length + r.failed.length < STALL_BATCH) break;
   }
   await drainOutbox(ctx.client, ctx.keys);

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from './backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection } from './connection.js';
-import { Code, EchoError, StaleJobError, cancelError, errorFromCode, isRateLimitError, isStepError, pendingDependenciesError, UnrecoverableError } from './errors.js';
+import { Code, EchoError, StaleJobError, errorFromCode, isRateLimitError, isStepError, pendingDependenciesError, UnrecoverableError } from './errors.js';
 import { Job } from './job.js';
 import { queueKeys } from './keys.js';
 import { DEFAULT_MAX_PAYLOAD } from './options.js';
@@ -23,7 +23,7 @@ import type { SlotPool } from './sharded-worker.js';
 import { createSandboxProcessor, type SandboxProcessor } from './sandbox/index.js';
 import { applyGroupDefaults, workerGroupDefaults, type GroupDefaults } from './pro/groups.js';
 import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
-import { WorkerBase, nameConnection } from './worker-base.js';
+import { WorkerBase } from './worker-base.js';
 import { extendJobLocks, failedStack, failurePlan, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
 import { HeldJobs } from './worker-manual.js';
 
@@ -57,8 +57,12 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   // `!`: with `shards > 1` the constructor returns a ShardedWorker instead of assigning these.
   /** undefined: manual processing (getNextJob), nothing is claimed by the worker itself. */
   private readonly processor!: Processor<D, R, N> | undefined;
-  /** The processor declares its signal parameter, or takes rest parameters (see Processor). */
-  private readonly passSignal!: boolean;
+  /**
+   * The processor declares its signal parameter, or takes rest parameters, or is a processor
+   * file (see Processor); BullMQ's field of the same name. Without it cancelJob has nothing to
+   * abort and returns false, as BullMQ's.
+   */
+  private readonly processorAcceptsSignal!: boolean;
   private readonly ctx!: MoveContext;
   /** Jobs held for callers (manual processing, fetchNext replies); see worker-manual.ts. */
   private readonly manual!: HeldJobs;
@@ -119,7 +123,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     this.identify({ name, keys: queueKeys(name, prefix), id: randomUUID(), opts: settings });
     this.settleTarget = Math.min(MAX_SETTLE_BATCH, Math.ceil(this.opts.concurrency / 2));
     this.processor = processor ?? undefined;
-    this.passSignal = !processor || processor.length === 0 || processor.length >= 3;
+    this.processorAcceptsSignal = this.sandbox !== undefined || !processor || processor.length === 0 || processor.length >= 3;
     this.strategies = opts.backoffStrategies ?? {};
     this.fallbackStrategy = opts.settings?.backoffStrategy;
     if (opts.limiter !== undefined) {
@@ -147,7 +151,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       leaseMs: () => this.opts.lockDuration,
       closing: () => this.stopping,
       paused: () => this.paused,
-      block: (ms) => this.block(ms),
+      block: (ms) => this.block(ms, true),
       started: (job) => {
         this.startLeaseTimer();
         this.emit('active', job, 'waiting');
@@ -156,7 +160,6 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     this.conn.client.on('error', (err: Error) => this.reportError(err));
     this.pool = opts.slotPool;
     this.pool?.join(this, { load: () => this.running.size + this.reserved, poke: () => this.poke() });
-    nameConnection(this.conn, this.connectionName());
     void this.waitUntilReady().then(
       () => setTimeout(() => this.emit('ready'), 0),
       (err: unknown) => {
@@ -305,6 +308,12 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
 
   private async loop(): Promise<void> {
     let failures = 0;
+    try {
+      await this.connected();
+    } catch (err) {
+      if (this.stopping) return;
+      this.reportError(err); // the claims below are retried until Redis answers
+    }
     await this.applyLimiter();
     while (!this.stopping) {
       // pause() without doNotWaitActive, its jobs done: the loop ends and run() resolves, as
@@ -380,7 +389,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     let error: unknown;
     let ok = false;
     try {
-      const signal = this.passSignal ? run.ac.signal : UNSEEN_SIGNAL;
+      const signal = this.processorAcceptsSignal ? run.ac.signal : UNSEEN_SIGNAL;
       // The span wrapper is skipped entirely when @opentelemetry/api is not installed.
       result = await (tracingAvailable
         ? traceProcess(job, () => this.processor!(job, run.token, signal))
@@ -391,7 +400,6 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     }
     if (this.forced) return this.release(run); // close(true): left for stall recovery
     if (ok) this.settleCompleted(run, result);
-    else if (run.cancelled !== undefined) await this.settleFailed(run, cancelError(run.cancelled, error));
     else if (isRateLimitError(error)) await this.handBack(run);
     else if (isStepError(error)) this.stepped(run);
     else await this.settleFailed(run, toError(error));
@@ -437,23 +445,25 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
 
   /**
    * Cancels a job this worker is running: aborts the signal passed to the processor with
-   * `reason` (default 'job cancelled'). Cancellation is cooperative: when the processor then
-   * throws (anything), the attempt fails with `reason` (retried if attempts remain; throw an
-   * UnrecoverableError to prevent that); if it returns normally, the job completes. Returns
-   * whether the job was running here.
+   * `reason` (default 'job cancelled'). Cancellation is cooperative, as BullMQ's: what the
+   * processor then does settles the attempt (an error it throws fails it, retried if attempts
+   * remain, unless it is an UnrecoverableError; a normal return completes the job). Returns
+   * whether the job was running here with a signal to abort (false for a processor that does
+   * not take the signal, as BullMQ).
    */
   cancelJob(jobId: string, reason?: string): boolean {
     v.existingJobId(jobId);
     if (reason !== undefined) v.string('reason', reason, 10_000);
     const run = this.running.get(jobId);
-    if (!run) return false;
+    if (!run || !this.processorAcceptsSignal) return false;
     cancelRun(run, reason ?? 'job cancelled');
     return true;
   }
 
-  /** Cancels every job this worker is running (see cancelJob). Returns how many. */
+  /** Cancels every job this worker is running (see cancelJob). Returns how many (0 for a processor that does not take the signal). */
   cancelAllJobs(reason?: string): number {
     if (reason !== undefined) v.string('reason', reason, 10_000);
+    if (!this.processorAcceptsSignal) return 0;
     for (const run of this.running.values()) cancelRun(run, reason ?? 'job cancelled');
     return this.running.size;
   }
@@ -702,6 +712,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
         await this.runningLoop?.catch(() => {});
         await closeConnection(this.conn, force);
       }
+      this.connectionsClosed = true;
       this.emit('closed');
     })();
     return this.closing;

@@ -28,7 +28,7 @@ describe('cancellation', () => {
   const settled = (q: Queue, id: string) =>
     waitFor(async () => ['completed', 'failed'].includes(await (await q.getJob(id))!.getState()), 5000, `job ${id} settled`);
 
-  it('cancelJob aborts the signal with the reason and the job fails with it', async () => {
+  it('cancelJob aborts the signal with the reason; the processor throws it and the job fails with it', async () => {
     const name = qname('cx');
     const q = queue(name);
     const seen: Array<{ aborted: boolean; reason: unknown }> = [];
@@ -75,7 +75,7 @@ describe('cancellation', () => {
     expect(got.two).toBeUndefined();
   });
 
-  it('cancelJob of a job whose processor takes no signal: the attempt fails with the reason if it throws', async () => {
+  it('cancelJob of a job whose processor takes no signal returns false and changes nothing (BullMQ)', async () => {
     const name = qname('cxnosig');
     const q = queue(name);
     let release!: () => void;
@@ -86,20 +86,22 @@ describe('cancellation', () => {
     }) as never);
     const job = await q.add('plain', {});
     await waitFor(() => w.activeCount === 1, 5000, 'running');
-    expect(w.cancelJob(job.id, 'stop it')).toBe(true);
+    expect(w.cancelJob(job.id, 'stop it')).toBe(false);
+    expect(w.cancelAllJobs('stop all')).toBe(0);
     release();
     await settled(q, job.id);
     const done = (await q.getJob(job.id))!;
     expect(await done.getState()).toBe('failed');
-    expect(done.failedReason).toBe('stop it');
+    expect(done.failedReason).toBe('gave up on plain');
   });
 
-  it('the failed reason is the cancel reason whatever the processor throws; default reason', async () => {
+  it('the failed reason is what the processor throws after the cancel (BullMQ); the default reason reaches the signal', async () => {
     const name = qname('cx2');
     const q = queue(name);
-    const w = worker(name, async (_job, _token, signal) => {
-      await untilAborted(signal).catch(() => {});
-      throw new Error('some cleanup error');
+    const reasons: unknown[] = [];
+    const w = worker(name, async (job, _token, signal) => {
+      await untilAborted(signal).catch((r) => reasons.push(r));
+      throw new Error(`cleanup error of ${job.name}`);
     }, { concurrency: 2 });
     const a = await q.add('a', {});
     const b = await q.add('b', {});
@@ -108,8 +110,9 @@ describe('cancellation', () => {
     expect(w.cancelJob(b.id)).toBe(true);
     await settled(q, a.id);
     await settled(q, b.id);
-    expect((await q.getJob(a.id))!.failedReason).toBe('stop a');
-    expect((await q.getJob(b.id))!.failedReason).toBe('job cancelled');
+    expect((await q.getJob(a.id))!.failedReason).toBe('cleanup error of a');
+    expect((await q.getJob(b.id))!.failedReason).toBe('cleanup error of b');
+    expect(reasons).toEqual(['stop a', 'job cancelled']);
   });
 
   it('a cancelled attempt is retried when attempts remain; UnrecoverableError stops that', async () => {

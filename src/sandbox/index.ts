@@ -54,7 +54,7 @@ export function createSandboxProcessor(processor: string | URL, opts: SandboxedO
     closeTimeout: Math.max(gracePeriod, 1000),
   });
   return {
-    // Three declared parameters: the Worker passes the signal (worker.ts passSignal).
+    // Three declared parameters: the Worker passes the signal (worker.ts processorAcceptsSignal).
     processor: (job, token, signal) => pool.run(job, token, signal),
     close: (force) => pool.close(force),
     get size() {

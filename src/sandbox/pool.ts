@@ -38,16 +38,23 @@ export class SandboxPool {
       throw signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason));
     }
     let timer: NodeJS.Timeout | undefined;
+    let killed = false;
     const onAbort = () => {
       child.cancel(signal!.reason);
-      timer = setTimeout(
-        () => child.kill(`was terminated ${this.opts.gracePeriod} ms after its job was cancelled, as it had not stopped`),
-        this.opts.gracePeriod,
-      );
+      timer = setTimeout(() => {
+        killed = true;
+        child.kill(`was terminated ${this.opts.gracePeriod} ms after its job was cancelled, as it had not stopped`);
+      }, this.opts.gracePeriod);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       return await child.run(job, token, jobSnapshot(job));
+    } catch (err) {
+      // A child that ignored its cancellation and was killed: the attempt fails with the
+      // cancel reason (what the processor would have thrown had it stopped). Otherwise the
+      // processor's own error settles it, as BullMQ's.
+      if (killed) throw signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason));
+      throw err;
     } finally {
       signal?.removeEventListener('abort', onAbort);
       clearTimeout(timer);

@@ -36,8 +36,9 @@ local function removedChild(jk, id, now, depth)
   flowSettled(jk, id, 'r', '', now, depth)
 end
 
--- Removes job id if it passes the filter. filter: '' any state but active, or one state letter
--- (w, d, c, f, h; 'a' = active whose lease expired before now: nobody holds it). cutoff (ms or
+-- Removes job id if it passes the filter. filter: '' any state (an active job only once its
+-- lease expired before now: nobody holds it), or one state letter (w, d, c, f, h; 'a' = active
+-- whose lease expired). cutoff (ms or
 -- nil): only a job whose age stamp is <= cutoff — finish time for c/f, else the last start
 -- (pOn) and then the creation time (ts), as BullMQ's clean reads finishedOn, processedOn,
 -- timestamp. Returns 1 removed, -1 no such job, -3 active (held) or filtered out; and the
@@ -49,7 +50,9 @@ local function removeOne(id, filter, cutoff, now)
   if not st then return -1 end
   if filter ~= '' and st ~= filter then return -3 end
   if st == 'a' then
-    if filter ~= 'a' then return -3 end
+    -- An active job can be removed once its lease has expired (nobody holds it), as BullMQ
+    -- removes an active job whose lock is gone: by filter 'a' (clean) or '' (remove).
+    if filter ~= 'a' and filter ~= '' then return -3 end
     local deadline = redis.call('ZSCORE', K.active, id)
     if deadline and tonumber(deadline) >= now then return -3 end
   end
