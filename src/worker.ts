@@ -23,7 +23,7 @@ import type { SlotPool } from './sharded-worker.js';
 import { createSandboxProcessor, type SandboxProcessor } from './sandbox/index.js';
 import { applyGroupDefaults, workerGroupDefaults, type GroupDefaults } from './pro/groups.js';
 import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
-import { WorkerBase, nameConnection } from './worker-base.js';
+import { WorkerBase } from './worker-base.js';
 import { extendJobLocks, failedStack, failurePlan, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
 import { HeldJobs } from './worker-manual.js';
 
@@ -156,7 +156,9 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     this.conn.client.on('error', (err: Error) => this.reportError(err));
     this.pool = opts.slotPool;
     this.pool?.join(this, { load: () => this.running.size + this.reserved, poke: () => this.poke() });
-    nameConnection(this.conn, this.connectionName());
+    // As BullMQ, the one connection named for Queue.getWorkers is the worker's own blocking
+    // connection, opened now: the main one may be shared with other workers and queues.
+    this.blockingClient();
     void this.waitUntilReady().then(
       () => setTimeout(() => this.emit('ready'), 0),
       (err: unknown) => {
