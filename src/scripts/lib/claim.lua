@@ -2,7 +2,7 @@
 -- settle a job and take the next ones in one call.
 --
 -- Order of a claim for n jobs:
---  1. queue paused → nothing.
+--  1. queue paused → nothing claimed (due delayed jobs are still promoted).
 --  2. promote due delayed jobs and readmit lanes whose rate window reopened (bounded batches).
 --  3. gates: global concurrency (meta conc vs ZCARD active), global rate (meta rlmax/rldur).
 --  4. ring turns: continue the current lane's turn (meta tl/tk) if it has share left, else
@@ -164,7 +164,17 @@ end
 -- keeps its own slots busy, and whatever made work ready woke the idle workers already.
 local function claimJobs(n, leaseMs, now, out, passWake)
   local meta = readMeta()
-  if meta[1] == '1' or n <= 0 then return 0, -1 end
+  if n <= 0 then return 0, -1 end
+  if meta[1] == '1' then
+    -- Paused (BullMQ's rule): due delayed jobs still move to waiting, where they stay until
+    -- resume, and an idle worker wakes for the next one. Only on the paused path.
+    if not meta[9] then return 0, -1 end
+    promoteDue(now)
+    local d = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
+    if not d[2] then return 0, -1 end
+    local t = tonumber(d[2]) - now
+    return 0, t < 0 and 0 or t
+  end
   if meta[9] then promoteDue(now) end
   if meta[10] then readmitRateLanes(now) end
 
