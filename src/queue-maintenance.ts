@@ -240,9 +240,16 @@ async function childrenOf(ctx: JobContext, keys: QueueKeys, id: string, pendingO
   return out;
 }
 
-/** Whether a job, or with `children` a job it waits for (recursively), is active (held by a worker). */
+/** Whether a job, or with `children` a job it waits for (recursively), is active under a live lease (held by a worker). */
 export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, children: boolean, depth = 0): Promise<boolean> {
-  if ((await ctx.client.hget(jobKey(keys, id), 'st')) === 'a') return true;
+  // Active under a live lease (Redis clock); an expired lease holds nothing, as BullMQ's lock.
+  const res = (await ctx.client.multi().hget(jobKey(keys, id), 'st').zscore(keys.active, id).time().exec()) as
+    Array<[Error | null, unknown]> | null;
+  if (res?.[0][1] === 'a') {
+    const deadline = res[1][1];
+    const [sec, usec] = res[2][1] as [string, string];
+    if (deadline !== null && Number(deadline) >= Number(sec) * 1000 + Math.floor(Number(usec) / 1000)) return true;
+  }
   if (!children || depth > 64) return false;
   for (const c of await childrenOf(ctx, keys, id, true)) {
     if (await isHeld(ctx, c.keys, c.id, true, depth + 1)) return true;

@@ -49,7 +49,9 @@ local function removeOne(id, filter, cutoff, now)
   if not st then return -1 end
   if filter ~= '' and st ~= filter then return -3 end
   if st == 'a' then
-    if filter ~= 'a' then return -3 end
+    -- An active job is removable once its lease expired (BullMQ's: its lock is gone), by a
+    -- plain remove or clean('active'); a live lease keeps it.
+    if filter ~= 'a' and filter ~= '' then return -3 end
     local deadline = redis.call('ZSCORE', K.active, id)
     if deadline and tonumber(deadline) >= now then return -3 end
   end
