@@ -57,7 +57,7 @@ end
 -- of millisecond `due` from due + 1 at the latest, and a count "due before t" is unchanged.
 local DELAY_STEP = 1 / 1024
 local function scheduleDelayed(id, due)
-  local last = redis.call('ZREVRANGEBYSCORE', K.delayed, '(' .. (due + 1), due, 'WITHSCORES', 'LIMIT', 0, 1)
+  local last = redis.call('ZRANGE', K.delayed, '(' .. (due + 1), due, 'BYSCORE', 'REV', 'LIMIT', 0, 1, 'WITHSCORES')
   local score = due
   if last[2] then
     score = tonumber(last[2]) + DELAY_STEP
