@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { Job, stateName, type JobState } from './job.js';
 import { clientName, depsKey, jobKey, laneKey, logsKey, queueKeys } from './keys.js';
 import {
-  countJobTypes, jobTypes, loadJobs, rangeArgs, typeRanges, type JobType,
+  countJobTypes, jobTypes, loadJobs, rangeArgs, rangeIds, typeKind, typeRanges, type JobType,
 } from './inspect.js';
 import { QueueBase } from './queue-base.js';
 import { bullmqPrometheusText, isGlobalVariables, readMetrics, type Metrics } from './queue-metrics.js';
@@ -54,6 +54,8 @@ interface TelemetryMeter {
 
 /** Lanes whose counts one pipeline reads (getCountsPerPriority). */
 const LANE_PAGE = 500;
+/** Reads per type of a bounded getJobs window that skips missing job hashes (BullMQ's bound). */
+const GET_JOBS_BACKFILL = 5;
 
 export class QueueGetters<DataType = any, ReturnType = any, NameType extends string = string> extends QueueBase {
   async getJob(id: string): Promise<Job<DataType, ReturnType, NameType> | undefined> {
@@ -178,8 +180,35 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
     const wanted = jobTypes(types).filter((t) => t !== 'repeat');
     const [s, e] = rangeArgs(start, end);
     v.boolean('asc', asc);
-    const ids = await typeRanges(this.ctx.client, this.keys, wanted, s, e, asc);
-    return (await loadJobs(this.ctx, ids)) as Array<Job<DataType, ReturnType, NameType>>;
+    if (s < 0 || e < 0) {
+      const ids = await typeRanges(this.ctx.client, this.keys, wanted, s, e, asc);
+      return (await loadJobs(this.ctx, ids)) as Array<Job<DataType, ReturnType, NameType>>;
+    }
+    // A bounded window skips ids whose job hash is gone and, as BullMQ, fills the page from
+    // the ids after it: at most GET_JOBS_BACKFILL reads per type.
+    const seen = new Set<string>();
+    const out: Job[] = [];
+    for (const t of wanted) {
+      const kind = typeKind(t);
+      if (kind === null) continue;
+      const needed = e - s + 1;
+      let got = 0;
+      let cursor = s;
+      for (let round = 0; got < needed && round < GET_JOBS_BACKFILL; round++) {
+        const want = needed - got;
+        const ids = await rangeIds(this.ctx.client, this.keys, kind, cursor, cursor + want - 1, asc);
+        if (ids.length === 0) break;
+        cursor += ids.length;
+        for (const job of await loadJobs(this.ctx, ids)) {
+          got++;
+          if (seen.has(job.id!)) continue;
+          seen.add(job.id!);
+          out.push(job);
+        }
+        if (ids.length < want) break; // the list ended
+      }
+    }
+    return out as Array<Job<DataType, ReturnType, NameType>>;
   }
 
   /**

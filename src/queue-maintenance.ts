@@ -243,7 +243,7 @@ async function childrenOf(ctx: JobContext, keys: QueueKeys, id: string, pendingO
   return out;
 }
 
-/** Whether a job, or with `children` a job it waits for (recursively), is active (held by a worker). */
+/** Whether a job, or with `children` a job it waits for (recursively), is active under a live lease (held by a worker). */
 export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, children: boolean, depth = 0): Promise<boolean> {
   // Active under a live lease (Redis clock). Once the lease expired nobody holds the job and it
   // can be removed, as BullMQ removes an active job whose lock is gone (lib/removal.lua).

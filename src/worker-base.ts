@@ -148,6 +148,27 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
     return super.off(event, listener);
   }
 
+  /**
+   * As BullMQ (and Queue.emit): an exception thrown by a listener does not escape into the job
+   * loop but becomes an 'error' event; when that throws too, it is printed.
+   */
+  override emit(event: string | symbol, ...args: any[]): boolean {
+    try {
+      return super.emit(event, ...args);
+    } catch (err) {
+      if (event === 'error') {
+        console.error(err);
+        return false;
+      }
+      try {
+        return super.emit('error', err);
+      } catch (again) {
+        console.error(again);
+        return false;
+      }
+    }
+  }
+
   /** Emits 'error' when someone listens, so an unhandled 'error' event never crashes the process. */
   protected reportError(err: unknown): void {
     const e = err instanceof Error ? err : new Error(String(err));

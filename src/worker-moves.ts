@@ -137,7 +137,8 @@ export async function moveToFailed(job: Job, ctx: JobContext, err: Error, owner:
     exhausted: plan.exhausted, fetch: fetch ? 1 : 0, leaseMs: hooks?.leaseMs ?? DEFAULT_LEASE,
     owner, metrics: hooks?.metrics, keep: hooks?.keepFailed,
   });
-  if (typeof r === 'number') throw lockError(r, 'moveToFinished', job.id);
+  // BullMQ's command names: retryJob (retry now), moveToDelayed (retry later), moveToFinished.
+  if (typeof r === 'number') throw lockError(r, plan.retryDelay === 0 ? 'retryJob' : plan.retryDelay > 0 ? 'moveToDelayed' : 'moveToFinished', job.id);
   job.failedReason = plan.reason;
   job.attemptsMade = plan.made;
   job.stacktrace = JSON.parse(stack) as string[];

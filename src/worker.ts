@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from './backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection } from './connection.js';
-import { Code, EchoError, StaleJobError, errorFromCode, isRateLimitError, isStepError, pendingDependenciesError, UnrecoverableError } from './errors.js';
+import { Code, EchoError, JobNotFoundError, StaleJobError, errorFromCode, isRateLimitError, isStepError, pendingDependenciesError, UnrecoverableError } from './errors.js';
 import { Job } from './job.js';
 import { queueKeys } from './keys.js';
 import { DEFAULT_MAX_PAYLOAD } from './options.js';
@@ -435,7 +435,9 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     try {
       const r = await scripts.moveToWait(this.ctx, { id: run.job.id, token: run.token });
       this.release(run);
-      if (r < 0) this.reportError(errorFromCode(r, 'moveToWait', run.job.id));
+      // BullMQ's exact text for a job that vanished meanwhile (its tests compare it whole).
+      if (r === Code.NOT_FOUND) this.reportError(new JobNotFoundError(run.job.id, 'moveToWait', `Missing key for job ${run.job.id}. moveJobFromActiveToWait`));
+      else if (r < 0) this.reportError(errorFromCode(r, 'moveToWait', run.job.id));
     } catch (err) {
       this.release(run);
       this.reportError(err);

@@ -42,11 +42,11 @@ describe('deduplication', () => {
     const other = await q.add('a', {}, { deduplication: { id: 'user:43' } });
     expect(other.id).not.toBe(first.id);
     await waitFor(() => dups.length === 1, 5000, 'duplicated event');
-    // BullMQ's event and payload; deduplicatedJobId is the id the refused add asked for ('' for
-    // a generated one: echomq spends no id on a duplicate).
-    expect(dups[0]).toEqual({ jobId: first.id, deduplicationId: 'user:42', deduplicatedJobId: '' });
-    // no job id was spent on the duplicate
-    expect(Number(other.id)).toBe(Number(first.id) + 1);
+    // BullMQ's event and payload; deduplicatedJobId is the id the refused add asked for or, as in
+    // BullMQ, the generated id it was given (and never used).
+    expect(dups[0]).toEqual({ jobId: first.id, deduplicationId: 'user:42', deduplicatedJobId: String(Number(first.id) + 1) });
+    // as BullMQ, the duplicate spent a generated id
+    expect(Number(other.id)).toBe(Number(first.id) + 2);
   });
 
   it('simple mode: held while delayed and active, released when the job finishes', async () => {

@@ -27,8 +27,8 @@
 -- Errors: none (input is validated by the caller before the call).
 -- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
 --   existing job) or deduplicated (jobId of the kept job, deduplicationId, deduplicatedJobId:
---   the id the refused add asked for, '' when it asked for a generated one) instead when
---   nothing was created; with replace, removed (the delayed holder) and deduplicated (jobId of
+--   the id the refused add asked for or was given) instead when nothing was created (none when
+--   replace keeps a holder that is not delayed, as BullMQ); with replace, removed (the delayed holder) and deduplicated (jobId of
 --   the new job, deduplicatedJobId of the replaced one).
 --!include lib/common.lua
 --!include lib/lanes.lua
@@ -133,12 +133,15 @@ for j = 0, n - 1 do
     rec.lane = lane
   end
   local dd = rec.dd
-  local holder, replaced
+  local holder, replaced, silent
   if dd ~= '' then
+    -- As BullMQ, an add with a dedup id and no custom id takes its generated id first, created
+    -- or not: the deduplicated event names it, and later ids are BullMQ's.
+    if id == '' then id = takeGeneratedId() end
     dedupSweep(now)
     holder = dedupHolder(dd, now)
     if holder and rec.ddm ~= '' then
-      holder, replaced = dedupModes(holder, rec, dd, now, name, data, id, takeGeneratedId)
+      holder, replaced, silent = dedupModes(holder, rec, dd, now, name, data, id, takeGeneratedId)
     end
   end
   local par = rec.par
@@ -153,7 +156,7 @@ for j = 0, n - 1 do
   elseif holder then
     out[#out + 1] = holder
     out[#out + 1] = 0
-    emit('deduplicated', 'jobId', holder, 'deduplicationId', dd, 'deduplicatedJobId', id)
+    if not silent then emit('deduplicated', 'jobId', holder, 'deduplicationId', dd, 'deduplicatedJobId', id) end
   elseif parentMissing then
     out[#out + 1] = ''
     out[#out + 1] = -6

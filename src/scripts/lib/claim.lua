@@ -2,7 +2,7 @@
 -- settle a job and take the next ones in one call.
 --
 -- Order of a claim for n jobs (claimJobs, at the end of this file, runs the steps):
---  1. queue paused → nothing (gate).
+--  1. queue paused → nothing claimed; due delayed jobs are still promoted (gate).
 --  2. promote due delayed jobs and readmit lanes whose rate window reopened (bounded batches).
 --  3. gates: global concurrency (meta conc vs ZCARD active), global rate (meta rlmax/rldur).
 --  4. ring turns (nextRingLane, laneShare, serveTurn, endTurn): continue the current lane's turn (meta tl/tk) if it has share left, else
@@ -247,7 +247,17 @@ end
 -- rate window reopened readmitted; the global concurrency and rate limits cap n. Returns the
 -- jobs the claim may take, or 0 and the ms a worker without jobs should block for (-1 none).
 local function gate(meta, n, now)
-  if meta[M_PAUSED] == '1' or n <= 0 then return 0, -1 end
+  if n <= 0 then return 0, -1 end
+  if meta[M_PAUSED] == '1' then
+    -- Paused (BullMQ's rule): due delayed jobs still move to waiting, where they stay until
+    -- resume, and an idle worker wakes for the next one. Only on the paused path.
+    if not meta[M_DELAYED] then return 0, -1 end
+    promoteDue(now)
+    local d = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
+    if not d[2] then return 0, -1 end
+    local t = tonumber(d[2]) - now
+    return 0, t < 0 and 0 or t
+  end
   if meta[M_DELAYED] then promoteDue(now) end
   if meta[M_RATE_WAIT] then readmitRateLanes(now) end
   if meta[M_CONC] then

@@ -81,10 +81,11 @@ end
 -- BullMQ's modes, for an add whose dedup id dd is held by job holder (rec: the add's option
 -- record; rec.ddm holds the mode letters; name, data, id: the add's job, id '' = generated,
 -- takeId() gives a generated id). Returns the job that keeps holding dd (the add then
--- creates nothing of its own), or nil and the id of the job it replaced (the add goes on and
--- takes dd).
+-- creates nothing of its own; a third value true: without a deduplicated event), or nil and
+-- the id of the job it replaced (the add goes on and takes dd).
 --   k keepLastIfActive: see keepLastFollower (an active holder, or its follower);
---   r replace: a delayed holder is withdrawn (removed event) and the add replaces it;
+--   r replace: a delayed holder is withdrawn (removed event) and the add replaces it; a holder
+--     in another state is kept silently (no event, no extend);
 --   e extend (with a ttl): the throttle window starts again at now;
 --   s reschedule (not with r): a delayed holder moves to now + the add's delay.
 -- Holders in any other state are kept as they are.
@@ -94,9 +95,14 @@ local function dedupModes(holder, rec, dd, now, name, data, id, takeId)
   if string.find(mode, 'k', 1, true) and (st == 'a' or st == 'h') then
     return keepLastFollower(holder, rec, dd, now, name, data, id, takeId)
   end
-  if string.find(mode, 'r', 1, true) and st == 'd' then
-    withdrawJob(holder)
-    return nil, holder
+  if string.find(mode, 'r', 1, true) then
+    if st == 'd' then
+      withdrawJob(holder)
+      return nil, holder
+    end
+    -- BullMQ's replace keeps any other holder as it is, without extending its window and
+    -- without a deduplicated event (third value: silent).
+    return holder, nil, true
   end
   if string.find(mode, 'e', 1, true) and rec.ddTtl ~= '0' then
     redis.call('ZADD', K.dedupx, now + tonumber(rec.ddTtl), dd)
