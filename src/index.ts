@@ -52,6 +52,7 @@ export { ShardedQueue, ShardCountError, CrossShardError, laneShard, MAX_SHARDS }
 export { ShardedWorker } from './sharded-worker.js';
 export { MAX_PRIORITY } from './validate.js';
 export { type ConnectionInput, type ClusterConnection, type RedisClient } from './connection.js';
+export { RedisConnection, type RedisConnectionExtraOptions, type ConnectionOptions, type DatabaseType } from './redis-connection.js';
 export {
   delay, randomUUID, lengthInUtf8Bytes, isEmpty, array2obj, objectToFlatArray, removeUndefinedFields, invertObject,
   parseObjectValues, increaseMaxListeners, decreaseMaxListeners, isRedisInstance, isRedisCluster, getParentKey,

@@ -4,8 +4,8 @@
  * scheme); the typed listener map; error reporting; the queue-wide rate-limit block.
  */
 import { EventEmitter } from 'node:events';
-import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient } from './connection.js';
-import { EchoError, RateLimitError } from './errors.js';
+import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient, type RedisConnection } from './connection.js';
+import { RateLimitError } from './errors.js';
 import { clientName, type QueueKeys } from './keys.js';
 import * as v from './validate.js';
 import { delay as delayFor } from './utils.js';
@@ -59,24 +59,28 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
     return clientName(this.keys, this.opts.name === undefined ? '' : `:w:${this.opts.name}`);
   }
 
-  /** Resolves once the worker's connection is ready. */
-  async waitUntilReady(): Promise<void> {
-    const c = this.conn.client;
-    if (c.status === 'ready') return;
-    if (c.status === 'wait') await c.connect().catch(() => {});
-    if ((c.status as string) === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const onReady = () => {
-        c.off('end', onEnd);
-        resolve();
-      };
-      const onEnd = () => {
-        c.off('ready', onReady);
-        reject(new EchoError('ERR_CLOSED', 'Connection is closed.'));
-      };
-      c.once('ready', onReady);
-      c.once('end', onEnd);
-    });
+  /**
+   * Resolves to the client once the worker's connection is ready; rejects with the error that
+   * kept it from connecting (e.g. `connect ECONNREFUSED …`).
+   */
+  async waitUntilReady(): Promise<RedisClient> {
+    return this.conn.initializing;
+  }
+
+  /** The worker's command client (BullMQ: a promise of it; `await worker.client` works the same). */
+  get client(): RedisClient {
+    return this.conn.client;
+  }
+
+  /** The command connection (BullMQ's protected `connection`). */
+  protected get connection(): RedisConnection {
+    return this.conn;
+  }
+
+  /** The connection idle claims block on (BullMQ's protected `blockingConnection`); opened on first use. */
+  protected get blockingConnection(): RedisConnection | undefined {
+    if (!this.stopping) this.blockingClient();
+    return this.blockConn;
   }
 
   /** Typed listeners (BullMQ's WorkerListener). */
