@@ -8,6 +8,7 @@ export { ProcessorFileError, type SandboxedOptions } from './sandbox/index.js';
 export { type WorkerListener, type GetNextJobOptions } from './worker-options.js';
 export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode, type FlowOpts } from './flow-producer.js';
 export { type Dependencies } from './flows.js';
+export { JobScheduler, Repeat, type RepeatableJob } from './repeat.js';
 export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './schedulers.js';
 export { Job, type JobState, type JobContext } from './job.js';
 export { type RetryOptions, type JobJson, type JobJsonSandbox, type ParentKeys } from './job.js';

@@ -20,6 +20,7 @@ import { parseJobKey } from './flow-producer.js';
 import type { MetricsOptions } from './metrics.js';
 import * as v from './validate.js';
 import * as schedulers from './schedulers.js';
+import { getRepeatableJobs, type RepeatableJob } from './repeat.js';
 
 /** echomq's version, as `metaValues.version` and getVersion() give it (`echomq:<version>`). */
 const VERSION: string = (() => {
@@ -408,6 +409,11 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
   /** Schedulers by next slot; asc=false (default, as in BullMQ) lists the latest first. */
   getJobSchedulers(start = 0, end = -1, asc = false): Promise<Array<schedulers.JobSchedulerJson<DataType>>> {
     return schedulers.getJobSchedulers(this.ctx.client, this.keys, start, end, asc);
+  }
+
+  /** BullMQ 5's legacy listing: the schedulers as RepeatableJobs (repeat.ts), latest slot first unless asc. */
+  getRepeatableJobs(start = 0, end = -1, asc = false): Promise<RepeatableJob[]> {
+    return getRepeatableJobs(this.ctx, start, end, asc);
   }
 
   getJobSchedulersCount(): Promise<number> {
