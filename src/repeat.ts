@@ -71,10 +71,13 @@ export class JobScheduler extends QueueBase {
     return job as Job<T, R, N> | undefined;
   }
 
-  /** Removes the scheduler and its next job if that has not started; 1 when it existed, else 0. */
+  /**
+   * Removes the scheduler and its next job if that has not started. BullMQ's script code: 0 when
+   * it was removed, 1 when there was none (Queue.removeJobScheduler gives the boolean).
+   */
   async removeJobScheduler(jobSchedulerId: string): Promise<number> {
     this.open();
-    return (await schedulers.removeJobScheduler(this.ctx.client, this.keys, jobSchedulerId)) ? 1 : 0;
+    return (await schedulers.removeJobScheduler(this.ctx.client, this.keys, jobSchedulerId)) ? 0 : 1;
   }
 
   async isJobScheduler(id: string): Promise<boolean> {
