@@ -510,9 +510,10 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     return maint.removeOrphanedJobs(this.ctx, count, limit);
   }
 
-  /** BullMQ 4's migration helper; echomq never had that key, so there is nothing to delete: 0. */
+  /** BullMQ 4's migration helper: deletes a BullMQ queue's old `<prefix>:<queue>:priority` key (no echomq key has that name); 0 or 1. */
   async removeDeprecatedPriorityKey(): Promise<number> {
-    return 0;
+    this.open();
+    return this.ctx.client.del(this.toKey('priority'));
   }
 
   /** Trims the events stream to about `maxLength` entries; returns how many were trimmed. */
@@ -566,6 +567,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
 
   protected _jobScheduler?: JobScheduler;
   protected _repeat?: Repeat;
+
   /** BullMQ's JobScheduler of this queue, made on first use on its client; its 'error's are the queue's. */
   get jobScheduler(): Promise<JobScheduler> {
     return Promise.resolve(attached(this as never, JobScheduler));
