@@ -20,7 +20,7 @@ import { parseJobKey } from './flow-producer.js';
 import type { MetricsOptions } from './metrics.js';
 import * as v from './validate.js';
 import * as schedulers from './schedulers.js';
-import { getRepeatableJobs, type RepeatableJob } from './repeat.js';
+import { toRepeatableJob, type RepeatableJob } from './repeat.js';
 
 /** echomq's version, as `metaValues.version` and getVersion() give it (`echomq:<version>`). */
 const VERSION: string = (() => {
@@ -412,8 +412,9 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
   }
 
   /** BullMQ 5's legacy listing: the schedulers as RepeatableJobs (repeat.ts), latest slot first unless asc. */
-  getRepeatableJobs(start = 0, end = -1, asc = false): Promise<RepeatableJob[]> {
-    return getRepeatableJobs(this.ctx, start, end, asc);
+  async getRepeatableJobs(start = 0, end = -1, asc = false): Promise<RepeatableJob[]> {
+    // Through getJobSchedulers, so a sharded queue lists every shard's.
+    return (await this.getJobSchedulers(start, end, asc)).map(toRepeatableJob);
   }
 
   getJobSchedulersCount(): Promise<number> {
