@@ -3,23 +3,13 @@
  * client (Redis or Cluster). A client passed in is used as it is and never closed by echomq;
  * clients echomq creates are closed by the owner's close().
  */
-import { failAs } from './validate.js';
-import { Redis, Cluster, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
+import {
+  RedisConnection, isClient, isClusterClient, rejectKeyPrefix, type ConnectionInput, type RedisClient,
+} from './redis-connection.js';
 
-export type RedisClient = Redis | Cluster;
-/**
- * A Redis Cluster to connect to: seed nodes (any subset of the cluster) and ioredis
- * ClusterOptions (per-node connection options go in `options.redisOptions`).
- */
-export interface ClusterConnection {
-  cluster: { nodes: ClusterNode[]; options?: ClusterOptions };
-}
-export type ConnectionInput = string | RedisOptions | ClusterConnection | RedisClient;
-
-/** True for an ioredis Cluster client. */
-export function isClusterClient(client: RedisClient): client is Cluster {
-  return (client as { isCluster?: boolean }).isCluster === true;
-}
+export { RedisConnection, isClient, isClusterClient };
+export type { ClusterConnection, ConnectionInput, ConnectionOptions, RedisClient } from './redis-connection.js';
 
 /** The master nodes of a Cluster once it is connected (a one-element list for a plain client). */
 export async function masterNodes(client: RedisClient): Promise<Redis[]> {
@@ -28,11 +18,8 @@ export async function masterNodes(client: RedisClient): Promise<Redis[]> {
   return client.nodes('master');
 }
 
-export interface Connection {
-  readonly client: RedisClient;
-  /** true when echomq created the client and must close it. */
-  readonly owned: boolean;
-}
+/** A connection a Queue, Worker, QueueEvents or FlowProducer holds (`client`, `owned`). */
+export type Connection = RedisConnection;
 
 const checked = new WeakSet<object>();
 
@@ -66,79 +53,33 @@ export async function checkEvictionPolicy(client: RedisClient): Promise<string |
 }
 
 /**
- * An ioredis client (Redis or Cluster) of any copy or major version of ioredis, recognised by
- * its shape rather than `instanceof`: an application's own ioredis (5 or 6, installed beside
- * ours) is a different class, and treating it as options would open a second, unconfigured
- * client (every call then fails with MaxRetriesPerRequestError).
+ * echomq's connection policy: opens (or adopts) the client of a Queue, Worker, QueueEvents or
+ * FlowProducer. A client passed in is shared, used as it is and never closed by echomq, except
+ * for `blocking` connections (an idle worker's BLPOP, QueueEvents' XREAD): those always get a
+ * dedicated duplicate, and their commands wait through reconnects instead of failing after a
+ * few retries, so a worker survives a Redis restart (`persistent`: the same for a Worker's
+ * command connection). `extra` passes BullMQ's skipVersionCheck / skipWaitingForReady.
  */
-export function isClient(x: unknown): x is RedisClient {
-  if (x instanceof Redis || x instanceof Cluster) return true;
-  if (typeof x !== 'object' || x === null) return false;
-  const c = x as Record<string, unknown>;
-  return typeof c.duplicate === 'function' && typeof c.connect === 'function' && typeof c.status === 'string'
-    && typeof c.options === 'object' && c.options !== null && typeof c.sendCommand === 'function';
-}
-
-function isClusterInput(x: unknown): x is ClusterConnection {
-  return typeof x === 'object' && x !== null && 'cluster' in x && typeof (x as ClusterConnection).cluster === 'object';
-}
-
-/** A Cluster client whose per-node connections use `extra` on top of `options.redisOptions`. */
-function newCluster(nodes: ClusterNode[], options: ClusterOptions = {}, extra: RedisOptions = {}): Cluster {
-  return new Cluster(nodes, { ...options, redisOptions: { ...(options.redisOptions ?? {}), ...extra } });
-}
-
-/**
- * Opens (or adopts) a client. `blocking` clients (used by idle workers for BLPOP) always get a
- * dedicated connection, and commands wait through reconnects instead of failing after a few
- * retries, so a worker survives a Redis restart.
- */
-/**
- * Refuses an ioredis key prefix, as BullMQ does: echomq builds every key itself (the `prefix`
- * option), and a client that prefixes keys again would address other keys than the scripts'.
- */
-function rejectKeyPrefix(input: unknown): void {
-  const o = (isClient(input) ? input.options : input) as { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown }; cluster?: { options?: { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown } } } } | undefined;
-  if (typeof o !== 'object' || o === null) return;
-  const found = o.keyPrefix ?? o.redisOptions?.keyPrefix ?? o.cluster?.options?.keyPrefix ?? o.cluster?.options?.redisOptions?.keyPrefix;
-  if (found !== undefined && found !== '') {
-    failAs('BullMQ: ioredis does not support ioredis prefixes, use the prefix option instead.', 'connection.keyPrefix', 'absent (use the prefix option)', found);
-  }
-}
-
-export function openConnection(input: ConnectionInput | undefined, opts: { blocking?: boolean; persistent?: boolean } = {}): Connection {
-  const retryForever = opts.blocking || opts.persistent ? { maxRetriesPerRequest: null } : {};
-  rejectKeyPrefix(input);
+export function openConnection(
+  input: ConnectionInput | undefined,
+  opts: { blocking?: boolean; persistent?: boolean; skipVersionCheck?: boolean; skipWaitingForReady?: boolean } = {},
+): RedisConnection {
+  const blocking = opts.blocking === true;
+  const extra = { blocking, skipVersionCheck: opts.skipVersionCheck === true, skipWaitingForReady: opts.skipWaitingForReady === true };
+  const settings = { retryForever: opts.persistent === true };
+  rejectKeyPrefix(input); // before a duplicate is opened
   if (isClient(input)) {
-    if (!opts.blocking) return { client: input, owned: false };
-    if (isClusterClient(input)) {
-      // Cluster.duplicate(startupNodes, options): per-node options live in redisOptions.
-      const o = input.options;
-      return { client: input.duplicate([], { redisOptions: { ...(o.redisOptions ?? {}), ...retryForever } }), owned: true };
-    }
-    return { client: input.duplicate(retryForever as never) as RedisClient, owned: true };
+    if (!blocking) return new RedisConnection(input, { ...extra, shared: true }, settings);
+    // Cluster.duplicate(startupNodes, options): per-node options live in redisOptions.
+    const dup = isClusterClient(input)
+      ? input.duplicate([], { redisOptions: { ...(input.options.redisOptions ?? {}), maxRetriesPerRequest: null } })
+      : (input.duplicate({ maxRetriesPerRequest: null } as never) as RedisClient);
+    return new RedisConnection(dup, { ...extra, shared: false }, settings);
   }
-  if (isClusterInput(input)) {
-    return { client: newCluster(input.cluster.nodes, input.cluster.options, retryForever), owned: true };
-  }
-  const base: RedisOptions = { ...retryForever, enableReadyCheck: true };
-  const client =
-    typeof input === 'string'
-      ? new Redis(input, base)
-      : new Redis({ ...(input ?? {}), ...base });
-  return { client, owned: true };
+  return new RedisConnection(input ?? {}, { ...extra, shared: false }, settings);
 }
 
+/** Closes the connection's client if it owns it (at once when `force`). */
 export async function closeConnection(conn: Connection | undefined, force = false): Promise<void> {
-  if (!conn || !conn.owned) return;
-  const c = conn.client;
-  if (force || c.status === 'wait' || c.status === 'end') {
-    c.disconnect();
-    return;
-  }
-  try {
-    await c.quit();
-  } catch {
-    c.disconnect();
-  }
+  await conn?.close(force);
 }

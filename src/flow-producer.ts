@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
+import { closeConnection, openConnection, type Connection, type ConnectionInput, type RedisClient } from './connection.js';
 import { ClosedError, InvalidStateError, ValidationError } from './errors.js';
 import { Job, type JobContext } from './job.js';
 import { withBullText } from './job-state.js';
@@ -137,10 +137,15 @@ export class FlowProducer extends EventEmitter {
     return `${this.prefix}:${name}:${type}`;
   }
 
-  /** Resolves once the connection is ready. */
-  async waitUntilReady(): Promise<void> {
+  /** The RedisConnection held (BullMQ's protected `connection`). */
+  protected get connection(): Connection {
+    return this.conn;
+  }
+
+  /** Resolves to the client once the connection is ready; rejects with the error that kept it from connecting. */
+  async waitUntilReady(): Promise<RedisClient> {
     if (this.closed) throw new ClosedError('FlowProducer');
-    await this.conn.client.ping();
+    return this.conn.initializing;
   }
 
   private ctxFor(keys: QueueKeys): JobContext {

@@ -8,6 +8,7 @@ export { ProcessorFileError, type SandboxedOptions } from './sandbox/index.js';
 export { type WorkerListener, type GetNextJobOptions } from './worker-options.js';
 export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode, type FlowOpts } from './flow-producer.js';
 export { type Dependencies } from './flows.js';
+export { JobScheduler, Repeat, type RepeatableJob } from './repeat.js';
 export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './schedulers.js';
 export { Job, type JobState, type JobContext } from './job.js';
 export { type RetryOptions, type JobJson, type JobJsonSandbox, type ParentKeys } from './job.js';
@@ -52,6 +53,7 @@ export { ShardedQueue, ShardCountError, CrossShardError, laneShard, MAX_SHARDS }
 export { ShardedWorker } from './sharded-worker.js';
 export { MAX_PRIORITY } from './validate.js';
 export { type ConnectionInput, type ClusterConnection, type RedisClient } from './connection.js';
+export { RedisConnection, type RedisConnectionExtraOptions, type ConnectionOptions, type DatabaseType } from './redis-connection.js';
 export {
   delay, randomUUID, lengthInUtf8Bytes, isEmpty, array2obj, objectToFlatArray, removeUndefinedFields, invertObject,
   parseObjectValues, increaseMaxListeners, decreaseMaxListeners, isRedisInstance, isRedisCluster, getParentKey,

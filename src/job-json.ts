@@ -2,7 +2,11 @@
  * Plain helpers of Job (src/job.ts): reading the stored hash's values, and BullMQ's JSON shapes
  * of a job (toJSON, asJSON, the JobJson that fromJSON takes, optsFromJSON).
  */
-import type { JobOptions, KeepJobs } from './options.js';
+import { isClient, type RedisClient } from './redis-connection.js';
+import { EchoError } from './errors.js';
+import type { JobContext } from './job.js';
+import { DEFAULT_PREFIX, queueKeys } from './keys.js';
+import { DEFAULT_MAX_PAYLOAD, type JobOptions, type KeepJobs } from './options.js';
 
 /** BullMQ's parent reference of a child job: the parent's id and its queue's logical name `<prefix>:<queue>`. */
 export interface ParentKeys {
@@ -131,4 +135,32 @@ export function returnValue(s: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The Job context of a BullMQ MinimalQueue-shaped object (`name`, and `qualifiedName` or
+ * `toKey`) that is not an echomq Queue or Worker: BullMQ builds Jobs on any such object
+ * (`new Job(queue, …)`, `Job.fromJSON(queue, json)`), so echomq does too. The job's fields work;
+ * a call that needs Redis uses the object's `client` when it is an ioredis client, and
+ * otherwise fails with ERR_NO_CONNECTION naming the queue. Undefined for anything else.
+ */
+export function minimalQueueContext(queue: unknown): JobContext | undefined {
+  if (typeof queue !== 'object' || queue === null) return undefined;
+  const q = queue as { name?: unknown; qualifiedName?: unknown; toKey?: unknown; opts?: { prefix?: unknown } | null; client?: unknown };
+  if (typeof q.name !== 'string' || q.name === '') return undefined;
+  if (typeof q.qualifiedName !== 'string' && typeof q.toKey !== 'function') return undefined;
+  const suffix = `:${q.name}`;
+  const prefix = typeof q.qualifiedName === 'string' && q.qualifiedName.endsWith(suffix) && q.qualifiedName.length > suffix.length
+    ? q.qualifiedName.slice(0, -suffix.length)
+    : typeof q.opts?.prefix === 'string' && q.opts.prefix !== '' ? q.opts.prefix : DEFAULT_PREFIX;
+  const name = q.name;
+  const client = isClient(q.client) ? q.client : (new Proxy({}, {
+    get(_t, prop) {
+      if (typeof prop === 'symbol' || prop === 'then') return undefined;
+      return () => {
+        throw new EchoError('ERR_NO_CONNECTION', `the job's queue ${JSON.stringify(name)} is not an echomq Queue or Worker and has no ioredis client: it cannot reach Redis (${String(prop)})`);
+      };
+    },
+  }) as RedisClient);
+  return { client, keys: queueKeys(name, prefix), maxPayloadBytes: DEFAULT_MAX_PAYLOAD, keepLogs: 0 };
 }

@@ -4,6 +4,7 @@
  */
 import { EchoError, errorFromCode, InvalidStateError, JobNotFoundError } from './errors.js';
 import type { JobContext } from './job.js';
+import { minimalQueueContext } from './job-json.js';
 import * as v from './validate.js';
 
 export type JobState = 'waiting' | 'prioritized' | 'active' | 'delayed' | 'completed' | 'failed' | 'waiting-children' | 'unknown';
@@ -76,5 +77,5 @@ export function jobContextOf(queue: unknown, field = 'queue'): JobContext {
   const ctx = (queue as { ctx?: unknown } | null)?.ctx;
   if (isContext(ctx)) return ctx;
   if (isContext(queue)) return queue;
-  return v.fail(field, 'an echomq Queue or Worker', queue);
+  return minimalQueueContext(queue) ?? v.fail(field, 'an echomq Queue or Worker, or a BullMQ MinimalQueue-shaped object (name, qualifiedName)', queue);
 }

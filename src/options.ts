@@ -401,11 +401,11 @@ export type RepeatStrategy = (millis: number, opts: Record<string, unknown>, nam
 export interface QueueCompatOptions {
   /** BullMQ: deprecated, not in use. Accepted, no effect. */
   blockingConnection?: boolean;
-  /** BullMQ: skip the Redis version check. echomq checks no version; accepted, no effect. */
+  /** BullMQ: do not read the server's version at connect (RedisConnection.redisVersion is then its minimum). */
   skipVersionCheck?: boolean;
   /**
-   * BullMQ: fail fast instead of waiting for the connection. echomq never waits for ready
-   * before a command (ioredis queues it, or fails it per its own options); accepted, no effect.
+   * BullMQ: the connection's `initializing` (and so waitUntilReady) does not wait for the client
+   * to be ready. echomq never waits for ready before a command anyway (ioredis queues it).
    */
   skipWaitingForReady?: boolean;
   /**

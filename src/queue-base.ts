@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { closeConnection, openConnection, type Connection } from './connection.js';
+import { closeConnection, openConnection, type Connection, type RedisClient, type RedisConnection } from './connection.js';
 import { ClosedError } from './errors.js';
 import type { JobContext } from './job.js';
 import { queueKeys, type QueueKeys } from './keys.js';
@@ -50,7 +50,7 @@ export class QueueBase extends EventEmitter {
     // Every BullMQ QueueOptions member is accepted (options.ts documents the no-ops).
     const n = normalizeQueueOptions(opts as Record<string, unknown>);
     const keys = queueKeys(name as string, n.prefix);
-    const conn = openConnection(opts.connection);
+    const conn = openConnection(opts.connection, { skipVersionCheck: opts.skipVersionCheck, skipWaitingForReady: opts.skipWaitingForReady });
     const ids = opts.shardOf ? { step: opts.shardOf.count, offset: opts.shardOf.index } : undefined;
     const ctx: JobContext = { client: conn.client, keys, maxPayloadBytes: n.maxPayloadBytes, keepLogs: n.keepLogs, ids };
     // The fields are declared readonly: they are set once, here.
@@ -86,10 +86,18 @@ export class QueueBase extends EventEmitter {
     return `${this.qualifiedName}:${type}`;
   }
 
-  /** Resolves once the connection is ready; rejects with the connection's error when it cannot connect. */
-  async waitUntilReady(): Promise<void> {
+  /** The RedisConnection this queue holds (BullMQ's protected `connection`). */
+  protected get connection(): RedisConnection {
+    return this.conn;
+  }
+
+  /**
+   * Resolves to the client once it is ready; rejects with the error that kept it from
+   * connecting (e.g. `connect ECONNREFUSED 127.0.0.1:1234`, `code` 'ECONNREFUSED').
+   */
+  async waitUntilReady(): Promise<RedisClient> {
     this.open();
-    await this.conn.client.ping();
+    return this.conn.initializing;
   }
 
   /** Closes the connection at once without waiting for pending replies. */

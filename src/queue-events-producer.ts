@@ -9,7 +9,7 @@
  * "[object Object]" and flattens arrays into extra fields, which no reader can use).
  */
 import { EventEmitter } from 'node:events';
-import { closeConnection, openConnection, type Connection, type ConnectionInput } from './connection.js';
+import { closeConnection, openConnection, type Connection, type ConnectionInput, type RedisClient } from './connection.js';
 import { ClosedError } from './errors.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import * as v from './validate.js';
@@ -79,10 +79,15 @@ export class QueueEventsProducer extends EventEmitter {
     return this.conn.client;
   }
 
-  /** Resolves once the connection is ready. */
-  async waitUntilReady(): Promise<void> {
+  /** The RedisConnection held (BullMQ's protected `connection`). */
+  protected get connection(): Connection {
+    return this.conn;
+  }
+
+  /** Resolves to the client once the connection is ready; rejects with the error that kept it from connecting. */
+  async waitUntilReady(): Promise<RedisClient> {
     this.open();
-    await this.conn.client.ping();
+    return this.conn.initializing;
   }
 
   /**

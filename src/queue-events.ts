@@ -160,6 +160,11 @@ export class QueueEvents<ReturnType = any> extends EventEmitter {
     return `${this.qualifiedName}:${type}`;
   }
 
+  /** The RedisConnection held (BullMQ's protected `connection`). */
+  protected get connection(): Connection {
+    return this.conn;
+  }
+
   /** The reader's own ioredis client (it blocks in XREAD: do not send commands on it). */
   get client() {
     return this.conn.client;
@@ -176,6 +181,7 @@ export class QueueEvents<ReturnType = any> extends EventEmitter {
 
   /** Resolves '$' to the id of the stream's newest entry, so nothing after it can be missed. */
   private async init(): Promise<void> {
+    await this.conn.initializing; // rejects with the error that kept the client from connecting
     await this.setName();
     if (this.startId !== '$') {
       this.lastId = this.startId;

@@ -20,6 +20,7 @@ import { parseJobKey } from './flow-producer.js';
 import type { MetricsOptions } from './metrics.js';
 import * as v from './validate.js';
 import * as schedulers from './schedulers.js';
+import { toRepeatableJob, type RepeatableJob } from './repeat.js';
 
 /** echomq's version, as `metaValues.version` and getVersion() give it (`echomq:<version>`). */
 const VERSION: string = (() => {
@@ -437,6 +438,12 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
   /** Schedulers by next slot; asc=false (default, as in BullMQ) lists the latest first. */
   getJobSchedulers(start = 0, end = -1, asc = false): Promise<Array<schedulers.JobSchedulerJson<DataType>>> {
     return schedulers.getJobSchedulers(this.ctx.client, this.keys, start, end, asc);
+  }
+
+  /** BullMQ 5's legacy listing: the schedulers as RepeatableJobs (repeat.ts), latest slot first unless asc. */
+  async getRepeatableJobs(start = 0, end = -1, asc = false): Promise<RepeatableJob[]> {
+    // Through getJobSchedulers, so a sharded queue lists every shard's.
+    return (await this.getJobSchedulers(start, end, asc)).map(toRepeatableJob);
   }
 
   getJobSchedulersCount(): Promise<number> {

@@ -22,6 +22,7 @@ import * as schedulers from './schedulers.js';
 import { QueueGetters } from './queue-getters.js';
 import { IDENTITY_BY_SUBCLASS } from './queue-base.js';
 import * as maint from './queue-maintenance.js';
+import { attached, JobScheduler, Repeat } from './repeat.js';
 import type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 
 import type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
@@ -509,9 +510,10 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     return maint.removeOrphanedJobs(this.ctx, count, limit);
   }
 
-  /** BullMQ 4's migration helper; echomq never had that key, so there is nothing to delete: 0. */
+  /** BullMQ 4's migration helper: deletes a BullMQ queue's old `<prefix>:<queue>:priority` key (no echomq key has that name); 0 or 1. */
   async removeDeprecatedPriorityKey(): Promise<number> {
-    return 0;
+    this.open();
+    return this.ctx.client.del(this.toKey('priority'));
   }
 
   /** Trims the events stream to about `maxLength` entries; returns how many were trimmed. */
@@ -563,6 +565,19 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     return schedulers.removeJobScheduler(this.ctx.client, this.keys, id);
   }
 
+  protected _jobScheduler?: JobScheduler;
+  protected _repeat?: Repeat;
+
+  /** BullMQ's JobScheduler of this queue, made on first use on its client; its 'error's are the queue's. */
+  get jobScheduler(): Promise<JobScheduler> {
+    return Promise.resolve(attached(this as never, JobScheduler));
+  }
+
+  /** BullMQ 5's Repeat (legacy repeatable jobs = echomq's schedulers), made like jobScheduler. */
+  get repeat(): Promise<Repeat> {
+    return Promise.resolve(attached(this as never, Repeat));
+  }
+
   /** Closes the connection if this queue opened it. Idempotent. */
   override close(): Promise<void> {
     if (this.closing) return this.closing;
@@ -571,6 +586,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       // Adds already accepted are sent before the connection closes.
       await this.flushAdds();
       await this.flushing;
+      await Promise.all([this._jobScheduler?.close(), this._repeat?.close()]);
       // After disconnect() a QUIT would wait forever on a client that never connects again.
       await closeConnection(this.conn, this.disconnected);
     })();

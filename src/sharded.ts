@@ -474,6 +474,15 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     return (await this.all((q) => q.getJobSchedulersCount())).reduce((a, b) => a + b, 0);
   }
 
+  /** Not on a sharded queue: each scheduler lives on the shard of its lane (use upsertJobScheduler and the getters). */
+  override get jobScheduler(): Promise<never> {
+    return Promise.reject(new EchoError('ERR_SHARDED', `Queue ${JSON.stringify(this.name)} is sharded: its schedulers live on the shards; use upsertJobScheduler and the scheduler getters`));
+  }
+
+  override get repeat(): Promise<never> {
+    return this.jobScheduler;
+  }
+
   override async removeJobScheduler(id: string): Promise<boolean> {
     await this.ready();
     return (await this.all((q) => q.removeJobScheduler(id))).some(Boolean);

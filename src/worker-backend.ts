@@ -7,30 +7,12 @@
  */
 import { closeConnection, type Connection, type RedisClient } from './connection.js';
 
-/** What INFO server says about the server, read once when the worker connects. */
+/** The server's version and type, as the worker's RedisConnection read them (INFO server, once per client). */
 export interface ServerInfo {
   /** redis_version ('' when INFO was refused, e.g. by an ACL). */
   version: string;
   /** 'redis', 'valkey' or 'dragonfly' (BullMQ's DatabaseType). */
   type: string;
-}
-
-/** Parses INFO server text (the fields BullMQ's RedisConnection reads). */
-export function parseServerInfo(info: string): ServerInfo {
-  const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-  const type = field('dragonfly_version') !== undefined ? 'dragonfly'
-    : field('valkey_version') !== undefined || field('server_name') === 'valkey' ? 'valkey'
-    : 'redis';
-  return { version: field('redis_version') ?? '', type };
-}
-
-/** Reads INFO server; an empty version when the server refuses it. */
-export async function readServerInfo(client: RedisClient): Promise<ServerInfo> {
-  try {
-    return parseServerInfo(await client.info('server'));
-  } catch {
-    return { version: '', type: 'redis' };
-  }
 }
 
 /** BullMQ's RedisConnection status. */

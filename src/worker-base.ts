@@ -4,13 +4,13 @@
  * scheme); the typed listener map; error reporting; the queue-wide rate-limit block.
  */
 import { EventEmitter } from 'node:events';
-import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient } from './connection.js';
+import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient, type RedisConnection } from './connection.js';
 import { EchoError, RateLimitError } from './errors.js';
 import { clientName, type QueueKeys } from './keys.js';
 import * as v from './validate.js';
 import { delay as delayFor } from './utils.js';
 import type { WorkerListener, WorkerSettings } from './worker-options.js';
-import { makeBackend, readServerInfo, type ServerInfo, type WorkerBackend } from './worker-backend.js';
+import { makeBackend, type WorkerBackend } from './worker-backend.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
 const RATE_BLOCK = 2 ** 50;
@@ -32,9 +32,6 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
   protected blpop: Promise<BlockEnd> | undefined;
   /** Both connections ready (see connected()). */
   private connecting: Promise<void> | undefined;
-  /** INFO server of the worker's Redis, read by waitUntilReady (getBackend().redisVersion). */
-  private server: ServerInfo | undefined;
-  private serverRead: Promise<void> | undefined;
   /** close() has closed the connections. */
   protected connectionsClosed = false;
   private backend: WorkerBackend | undefined;
@@ -69,16 +66,14 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
   }
 
   /**
-   * Resolves once the worker's connections are ready: its command connection and the blocking
-   * one idle claims wait on (opened here, as BullMQ's Worker opens both), and the server's
-   * version is known (getBackend().redisVersion).
+   * Resolves to the client once the worker's connections are ready: its command connection
+   * (with the server's version read, getBackend().redisVersion) and the blocking one idle claims
+   * wait on (opened here, as BullMQ's Worker opens both). Rejects with the error that kept the
+   * command connection from connecting (e.g. `connect ECONNREFUSED …`).
    */
-  async waitUntilReady(): Promise<void> {
+  async waitUntilReady(): Promise<RedisClient> {
     await this.connected();
-    this.serverRead ??= readServerInfo(this.conn.client).then((info) => {
-      this.server = info;
-    });
-    await this.serverRead;
+    return this.conn.client;
   }
 
   /**
@@ -88,7 +83,7 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
    */
   protected connected(): Promise<void> {
     this.connecting ??= (async () => {
-      await clientReady(this.conn.client);
+      await this.conn.initializing;
       await clientReady(this.blockingClient());
     })();
     // A failed attempt (the connection ended) is not cached: a later call tries again.
@@ -108,7 +103,7 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
     const w = this;
     const closing = () => w.stopping && !w.connectionsClosed;
     const closed = () => w.connectionsClosed;
-    const server = () => w.server;
+    const server = () => ({ version: w.conn.redisVersion, type: w.conn.databaseType });
     this.backend ??= makeBackend({
       main: { connection: () => w.conn, open: () => w.conn, closing, closed, server },
       blocking: {
@@ -124,9 +119,25 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
       qualifiedName: this.qualifiedName,
       toKey: (type) => this.toKey(type),
       clientName: (suffix = '') => clientName(this.keys, suffix),
-      waitUntilReady: () => this.waitUntilReady(),
+      waitUntilReady: () => this.waitUntilReady().then(() => {}),
     });
     return this.backend;
+  }
+
+  /** The worker's command client (BullMQ: a promise of it; `await worker.client` works the same). */
+  get client(): RedisClient {
+    return this.conn.client;
+  }
+
+  /** The command connection (BullMQ's protected `connection`). */
+  protected get connection(): RedisConnection {
+    return this.conn;
+  }
+
+  /** The connection idle claims block on (BullMQ's protected `blockingConnection`); opened on first use. */
+  protected get blockingConnection(): RedisConnection | undefined {
+    if (!this.stopping) this.blockingClient();
+    return this.blockConn;
   }
 
   /** Typed listeners (BullMQ's WorkerListener). */
