@@ -1,28 +1,28 @@
 /** echomq: a fair, exact-priority job queue for Node.js on Redis. */
-export { Queue, type QueueOptions, type BulkJob, type CleanState, type RetryJobsOptions } from './queue.js';
-export { QueueBase } from './queue-base.js';
-export { QueueGetters } from './queue-getters.js';
-export { type QueueListener, type ObliterateOpts, type JobProgress } from './queue-listener.js';
-export { Worker, type WorkerOptions, type Processor } from './worker.js';
+export { Queue, type QueueOptions, type BulkJob, type CleanState, type RetryJobsOptions } from './queue/queue.js';
+export { QueueBase } from './queue/queue-base.js';
+export { QueueGetters } from './queue/queue-getters.js';
+export { type QueueListener, type ObliterateOpts, type JobProgress } from './queue/queue-listener.js';
+export { Worker, type WorkerOptions, type Processor } from './worker/worker.js';
 export { ProcessorFileError, type SandboxedOptions } from './sandbox/index.js';
-export { type WorkerListener, type GetNextJobOptions } from './worker-options.js';
-export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode, type FlowOpts } from './flow-producer.js';
-export { type Dependencies } from './flows.js';
-export { JobScheduler, Repeat, type RepeatableJob } from './repeat.js';
-export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './schedulers.js';
-export { Job, type JobState, type JobContext } from './job.js';
-export { type RetryOptions, type JobJson, type JobJsonSandbox, type ParentKeys } from './job.js';
-export { type DependenciesOpts, type DependencyOpts, type JobDependencies, type DependencyCounts } from './job.js';
-export { LaneControls } from './lanes.js';
+export { type WorkerListener, type GetNextJobOptions } from './worker/worker-options.js';
+export { FlowProducer, type FlowProducerOptions, type FlowJob, type FlowJobOptions, type JobNode, type FlowOpts } from './lifecycle/flow-producer.js';
+export { type Dependencies } from './lifecycle/flows.js';
+export { JobScheduler, Repeat, type RepeatableJob } from './lifecycle/repeat.js';
+export { type RepeatOptions, type JobSchedulerTemplate, type JobSchedulerJson, type SchedulerJobOptions, nextCronSlot } from './lifecycle/schedulers.js';
+export { Job, type JobState, type JobContext } from './job/job.js';
+export { type RetryOptions, type JobJson, type JobJsonSandbox, type ParentKeys } from './job/job.js';
+export { type DependenciesOpts, type DependencyOpts, type JobDependencies, type DependencyCounts } from './job/job.js';
+export { LaneControls } from './lanes/lanes.js';
 export { QueuePro, WorkerPro, JobPro, FlowProducerPro, GroupMaxSizeExceededError, type WorkerGroupOptions, type GroupOptions, type GroupStatus, GROUP_STATUSES } from './pro/index.js';
-export { type LaneInfo, type JobCounts, type JobStateName, JOB_STATES } from './inspect.js';
-export { type JobType, JOB_TYPES, DEFAULT_JOB_TYPES } from './inspect.js';
-export { type QueueMeta, type DependencyItem } from './queue-getters.js';
-export { type Metrics } from './queue-metrics.js';
-export { type ClientInfo } from './workers-list.js';
-export { type JobOptions, type KeepJobs, type DeduplicationOptions, DEFAULT_LANE, DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_MAX_PAYLOAD } from './options.js';
-export { type ParentOptions, type RepeatStrategy, type QueueCompatOptions } from './options.js';
-export { type BackoffOptions, type BackoffStrategy, backoffDelay } from './backoff.js';
+export { type LaneInfo, type JobCounts, type JobStateName, JOB_STATES } from './ops/inspect.js';
+export { type JobType, JOB_TYPES, DEFAULT_JOB_TYPES } from './ops/inspect.js';
+export { type QueueMeta, type DependencyItem } from './queue/queue-getters.js';
+export { type Metrics } from './queue/queue-metrics.js';
+export { type ClientInfo } from './queue/workers-list.js';
+export { type JobOptions, type KeepJobs, type DeduplicationOptions, DEFAULT_LANE, DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_MAX_PAYLOAD } from './core/options.js';
+export { type ParentOptions, type RepeatStrategy, type QueueCompatOptions } from './core/options.js';
+export { type BackoffOptions, type BackoffStrategy, backoffDelay } from './core/backoff.js';
 export {
   EchoError,
   ValidationError,
@@ -44,18 +44,18 @@ export {
   WAITING_CHILDREN_ERROR,
   WAITING_ERROR,
   CONNECTION_CLOSED_ERROR_MSG,
-} from './errors.js';
-export { BULLMQ_MAJOR_VERSION, PRIORITY_LIMIT, QUEUE_EVENT_SUFFIX, DELAY_TIME_1, DELAY_TIME_5, MetricsTime, ClientType } from './constants.js';
-export { QueueEvents, type QueueEventsOptions, type QueueEventsListener } from './queue-events.js';
-export { QueueEventsProducer, type QueueEventsProducerOptions } from './queue-events-producer.js';
-export { queueKeys, escapeQueueName, shardQueueName, type QueueKeys } from './keys.js';
-export { ShardedQueue, ShardCountError, CrossShardError, laneShard, MAX_SHARDS } from './sharded.js';
-export { ShardedWorker } from './sharded-worker.js';
-export { MAX_PRIORITY } from './validate.js';
-export { type ConnectionInput, type ClusterConnection, type RedisClient } from './connection.js';
-export { RedisConnection, type RedisConnectionExtraOptions, type ConnectionOptions, type DatabaseType } from './redis-connection.js';
+} from './core/errors.js';
+export { BULLMQ_MAJOR_VERSION, PRIORITY_LIMIT, QUEUE_EVENT_SUFFIX, DELAY_TIME_1, DELAY_TIME_5, MetricsTime, ClientType } from './core/constants.js';
+export { QueueEvents, type QueueEventsOptions, type QueueEventsListener } from './events/queue-events.js';
+export { QueueEventsProducer, type QueueEventsProducerOptions } from './events/queue-events-producer.js';
+export { queueKeys, escapeQueueName, shardQueueName, type QueueKeys } from './core/keys.js';
+export { ShardedQueue, ShardCountError, CrossShardError, laneShard, MAX_SHARDS } from './cluster/sharded.js';
+export { ShardedWorker } from './cluster/sharded-worker.js';
+export { MAX_PRIORITY } from './core/validate.js';
+export { type ConnectionInput, type ClusterConnection, type RedisClient } from './core/connection.js';
+export { RedisConnection, type RedisConnectionExtraOptions, type ConnectionOptions, type DatabaseType } from './core/redis-connection.js';
 export {
   delay, randomUUID, lengthInUtf8Bytes, isEmpty, array2obj, objectToFlatArray, removeUndefinedFields, invertObject,
   parseObjectValues, increaseMaxListeners, decreaseMaxListeners, isRedisInstance, isRedisCluster, getParentKey,
   isNotConnectionError, errorToJSON, removeAllQueueData,
-} from './utils.js';
+} from './core/utils.js';

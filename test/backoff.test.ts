@@ -1,8 +1,8 @@
 // Pure unit tests of retry backoff: the delay formulas, jitter, custom strategies and the
 // validation of the `backoff` option. No Redis, no clock.
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, normalizeBackoff, type BackoffStrategy } from '../src/backoff.js';
-import { ValidationError } from '../src/errors.js';
+import { backoffDelay, normalizeBackoff, type BackoffStrategy } from '../src/core/backoff.js';
+import { ValidationError } from '../src/core/errors.js';
 
 const err = new Error('boom');
 

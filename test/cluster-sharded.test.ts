@@ -6,7 +6,7 @@ import type { Cluster } from 'ioredis';
 import {
   CrossShardError, Queue, ShardCountError, ShardedQueue, ShardedWorker, Worker, laneShard, shardQueueName, type Job,
 } from '../src/index.js';
-import type { ConnectionInput } from '../src/connection.js';
+import type { ConnectionInput } from '../src/core/connection.js';
 import { clusterClient, nodeOfKey, scanAll, startCluster, type LocalCluster } from './cluster-helpers.js';
 import { keysOf, qname, sleep, waitFor } from './helpers.js';
 

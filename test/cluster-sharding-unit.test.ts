@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { redisUrl } from './helpers.js';
-import { ShardedQueue, laneShard, shardOfGeneratedId } from '../src/sharded.js';
-import { FairSlotPool, ShardedWorker } from '../src/sharded-worker.js';
+import { ShardedQueue, laneShard, shardOfGeneratedId } from '../src/cluster/sharded.js';
+import { FairSlotPool, ShardedWorker } from '../src/cluster/sharded-worker.js';
 
 describe('laneShard', () => {
   it('spreads similar lane names evenly over 3, 4 and 8 shards', () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Cluster } from 'ioredis';
 import { Cluster as Cluster6 } from 'ioredis6';
 import { FlowProducer, Queue, QueueEvents, UnrecoverableError, Worker, type Job } from '../src/index.js';
-import { checkEvictionPolicy, type ConnectionInput } from '../src/connection.js';
+import { checkEvictionPolicy, type ConnectionInput } from '../src/core/connection.js';
 import { clusterClient, nodeOfKey, scanAll, startCluster, type LocalCluster } from './cluster-helpers.js';
 import { keysOf, qname, sleep, waitFor } from './helpers.js';
 

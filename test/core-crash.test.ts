@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, StaleJobError, type Job } from '../src/index.js';
-import { errorFromCode } from '../src/errors.js';
+import { errorFromCode } from '../src/core/errors.js';
 import { scripts } from '../src/scripts/index.js';
 import { client, keysOf, qname, redisUrl, sleep, snapshot, waitFor } from './helpers.js';
 

@@ -1,6 +1,6 @@
 // Pure unit tests of the entry → events expansion QueueEvents applies (src/event-payloads.ts).
 import { describe, expect, it } from 'vitest';
-import { expandEntry } from '../src/event-payloads.js';
+import { expandEntry } from '../src/events/event-payloads.js';
 
 const ex = (event: string, args: Record<string, unknown>) => expandEntry(event, { ...args }).map((e) => [e.event, e.args]);
 

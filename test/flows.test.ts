@@ -3,12 +3,12 @@
 // parent's queue). Real Redis only.
 import { afterAll, describe, expect, it } from 'vitest';
 import { FlowProducer, Queue, ValidationError, Worker, InvalidStateError, type Job } from '../src/index.js';
-import { jobKey, depsKey, type QueueKeys } from '../src/keys.js';
+import { jobKey, depsKey, type QueueKeys } from '../src/core/keys.js';
 
 /** BullMQ's logical name of a job, as job.parentKey and the children getters show it. */
 const lname = (keys: QueueKeys, id: string) => `${keys.prefix}:${keys.queue}:${id}`;
-import { drainOutbox } from '../src/flows.js';
-import { parseJobKey } from '../src/flow-producer.js';
+import { drainOutbox } from '../src/lifecycle/flows.js';
+import { parseJobKey } from '../src/lifecycle/flow-producer.js';
 import { scripts } from '../src/scripts/index.js';
 import { lifecycleScripts } from '../src/scripts/lifecycle.js';
 import { Redis } from 'ioredis';

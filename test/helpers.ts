@@ -1,7 +1,7 @@
 import { inject } from 'vitest';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { queueKeys, type QueueKeys } from '../src/keys.js';
+import { queueKeys, type QueueKeys } from '../src/core/keys.js';
 
 export const redisUrl = (): string => inject('redisUrl');
 

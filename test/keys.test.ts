@@ -12,7 +12,7 @@ import {
   laneRateKey,
   queueKeyPattern,
   type QueueKeys,
-} from '../src/keys.js';
+} from '../src/core/keys.js';
 
 /** The hash tag Redis Cluster hashes: the text between the first '{' and the next '}', if non-empty. */
 function hashTag(key: string): string {

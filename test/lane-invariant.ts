@@ -18,7 +18,7 @@
  * lane with jobs that the registry forgot is still seen.
  */
 import type { Redis } from 'ioredis';
-import type { QueueKeys } from '../src/keys.js';
+import type { QueueKeys } from '../src/core/keys.js';
 
 // Read-only snapshot. KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate,
 // rlwait, active. ARGV: laneBase, jobBase, then extra lane names found by SCAN.

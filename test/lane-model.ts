@@ -12,7 +12,7 @@
  * and no rate window reopening (the caller checks), and no global concurrency or rate limit.
  */
 import type { Redis } from 'ioredis';
-import type { QueueKeys } from '../src/keys.js';
+import type { QueueKeys } from '../src/core/keys.js';
 import type { LaneSnapshot } from './lane-invariant.js';
 
 export interface TurnState {

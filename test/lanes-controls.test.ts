@@ -5,7 +5,7 @@
  * claim script so the order of service is exact; flow cases use real workers.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { InvalidStateError, JobNotFoundError } from '../src/errors.js';
+import { InvalidStateError, JobNotFoundError } from '../src/core/errors.js';
 import { scripts } from '../src/scripts/index.js';
 import { client, sleep, waitFor } from './helpers.js';
 import { assertLaneInvariant } from './lane-invariant.js';

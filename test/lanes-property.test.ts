@@ -12,7 +12,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { queueKeys } from '../src/keys.js';
+import { queueKeys } from '../src/core/keys.js';
 import { scripts, type ClaimedJob, type ScriptContext } from '../src/scripts/index.js';
 import { client, qname, sleep } from './helpers.js';
 import { assertLaneInvariant, readLaneState } from './lane-invariant.js';

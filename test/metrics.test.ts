@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from '../src/index.js';
-import { exportPrometheusMetrics, QueueMetrics } from '../src/metrics.js';
+import { exportPrometheusMetrics, QueueMetrics } from '../src/ops/metrics.js';
 import { client, qname, redisUrl, waitFor } from './helpers.js';
 
 /** The value of one series, or undefined when absent. */

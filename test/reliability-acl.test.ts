@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FlowProducer, Queue, QueueEvents, Worker, UnrecoverableError, type Job } from '../src/index.js';
-import { openConnection, closeConnection } from '../src/connection.js';
+import { openConnection, closeConnection } from '../src/core/connection.js';
 import { qname, sleep, waitFor } from './helpers.js';
 // @ts-expect-error plain ESM helper without types
 import { startRedisServer, freePort } from '../scripts/redis-server.mjs';

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { Queue, Worker } from '../src/index.js';
 import { scripts, SCRIPT_NAMES } from '../src/scripts/index.js';
 import { loadScript } from '../src/scripts/loader.js';
-import type { JobContext } from '../src/job.js';
+import type { JobContext } from '../src/job/job.js';
 import { keysOf, qname, waitFor } from './helpers.js';
 // @ts-expect-error plain ESM helper without types
 import { startRedisServer } from '../scripts/redis-server.mjs';

@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, ValidationError, JobNotFoundError, InvalidStateError, MAX_PRIORITY, type Job } from '../src/index.js';
-import type { QueueKeys } from '../src/keys.js';
+import type { QueueKeys } from '../src/core/keys.js';
 import { checkLaneInvariant } from './lane-invariant.js';
 import { client, snapshot } from './helpers.js';
 

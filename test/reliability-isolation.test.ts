@@ -6,7 +6,7 @@
 // lives in one Redis Cluster hash slot (CRC16 of the hash tag, computed here).
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../src/index.js';
-import { escapeQueueName } from '../src/keys.js';
+import { escapeQueueName } from '../src/core/keys.js';
 import { checkLaneInvariant } from './lane-invariant.js';
 import { client, keysOf, redisUrl, snapshot, waitFor } from './helpers.js';
 import { randomUUID } from 'node:crypto';

@@ -4,8 +4,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { Queue, ValidationError, Worker, nextCronSlot, type Job } from '../src/index.js';
-import { advanceScheduler, repairSchedulers, schedulerJobId } from '../src/schedulers.js';
-import { jobKey, schedulerKey, type QueueKeys } from '../src/keys.js';
+import { advanceScheduler, repairSchedulers, schedulerJobId } from '../src/lifecycle/schedulers.js';
+import { jobKey, schedulerKey, type QueueKeys } from '../src/core/keys.js';
 import { scripts } from '../src/scripts/index.js';
 import { client, qname, redisUrl, sleep, snapshot, waitFor } from './helpers.js';
 

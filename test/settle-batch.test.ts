@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { Queue, Worker } from '../src/index.js';
 import { scripts, type ClaimedJob } from '../src/scripts/index.js';
-import type { JobContext } from '../src/job.js';
+import type { JobContext } from '../src/job/job.js';
 import { keysOf, qname, snapshot, waitFor } from './helpers.js';
 // @ts-expect-error plain ESM helper without types
 import { startRedisServer } from '../scripts/redis-server.mjs';

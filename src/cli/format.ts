@@ -3,8 +3,8 @@
  * lane, job names, data) can hold anything, including terminal escape sequences, so every
  * cell goes through `safe()` before it reaches a terminal.
  */
-import type { LaneInfo } from '../inspect.js';
-import type { JobRow, QueueStatus, QueueSummary } from './ops.js';
+import type { LaneInfo } from '../ops/inspect.js';
+import type { JobRow, QueueStatus, QueueSummary } from '../ops/operations.js';
 
 /** Control characters shown as \uXXXX so a name cannot move the cursor or recolour the terminal. */
 export function safe(s: unknown): string {

@@ -7,9 +7,9 @@
  * 2 an unexpected error (with its stack: a bug to report).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { JOB_STATES } from '../inspect.js';
-import { connect, disconnect, userMessage, UserError, type Target } from './connect.js';
-import * as ops from './ops.js';
+import { JOB_STATES } from '../ops/inspect.js';
+import { connect, disconnect, userMessage, UserError, type Target } from '../ops/target.js';
+import * as ops from '../ops/operations.js';
 import { jobText, jobsTable, lanesTable, progressBar, queuesTable, statusText } from './format.js';
 
 export interface CliIO {

@@ -17,11 +17,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
-import { DEFAULT_PREFIX } from '../keys.js';
-import * as v from '../validate.js';
-import { EchoError, JobNotFoundError } from '../errors.js';
-import { NotFoundError, UserError, userMessage } from '../cli/connect.js';
-import { metricsFor } from '../metrics.js';
+import { DEFAULT_PREFIX } from '../core/keys.js';
+import * as v from '../core/validate.js';
+import { EchoError, JobNotFoundError } from '../core/errors.js';
+import { NotFoundError, UserError, userMessage } from '../ops/target.js';
+import { metricsFor } from '../ops/metrics.js';
 import { Throughput } from './throughput.js';
 import { get, post, HttpError, type ApiContext } from './api.js';
 import { PAGE_HTML, PAGE_CSS } from './page.js';

@@ -7,9 +7,9 @@
  * read back, so the chart is not empty after a restart. Queues nobody looked at for ten minutes
  * stop being read. Counting the finished sets would not work: retention trims them.
  */
-import type { RedisClient } from '../connection.js';
-import { queueKeys } from '../keys.js';
-import { readEvents } from '../metrics.js';
+import type { RedisClient } from '../core/connection.js';
+import { queueKeys } from '../core/keys.js';
+import { readEvents } from '../ops/metrics.js';
 
 const WINDOW = 3600; // seconds kept
 const IDLE_MS = 10 * 60_000;

@@ -15,7 +15,7 @@
 import { createRequire } from 'node:module';
 import type { BaseAdapter as BaseAdapterType } from '@bull-board/api/dist/queueAdapters/base.js';
 import type { QueueAdapterOptions } from '@bull-board/api/dist/types.js';
-import type { Queue } from '../queue.js';
+import type { Queue } from '../queue/queue.js';
 
 // bull-board ships CommonJS; loading it through require keeps this module loadable by both
 // `import` and `require` without an interop default.

@@ -1,7 +1,7 @@
 /**
  * BullMQ Pro's group error. An add refused by group.maxSize writes nothing for that job.
  */
-import { EchoError } from '../errors.js';
+import { EchoError } from '../core/errors.js';
 
 /** The job's group already holds group.maxSize waiting jobs; the job was not added. */
 export class GroupMaxSizeExceededError extends EchoError {

@@ -8,13 +8,13 @@
  * The Queue and Worker methods are installed on the classes' prototypes by ./index.ts, so
  * QueuePro and WorkerPro are Queue and Worker themselves.
  */
-import type { Job, JobContext } from '../job.js';
-import { laneKey, laneRateKey } from '../keys.js';
-import { loadJobs } from '../inspect.js';
-import { DEFAULT_LANE } from '../options.js';
+import type { Job, JobContext } from '../job/job.js';
+import { laneKey, laneRateKey } from '../core/keys.js';
+import { loadJobs } from '../ops/inspect.js';
+import { DEFAULT_LANE } from '../core/options.js';
 import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { scripts } from '../scripts/index.js';
-import * as v from '../validate.js';
+import * as v from '../core/validate.js';
 
 const raw = {
   setGroupDefaults: bindScript('setGroupDefaults'),

@@ -3,16 +3,16 @@
  * FlowProducerPro are Queue, Worker, Job and FlowProducer themselves (one code path); the group
  * methods are installed here on Queue's and Worker's prototypes, so every Queue has them.
  */
-import { Queue } from '../queue.js';
-import { Worker } from '../worker.js';
-import { Job } from '../job.js';
-import { FlowProducer } from '../flow-producer.js';
-import type { JobContext } from '../job.js';
+import { Queue } from '../queue/queue.js';
+import { Worker } from '../worker/worker.js';
+import { Job } from '../job/job.js';
+import { FlowProducer } from '../lifecycle/flow-producer.js';
+import type { JobContext } from '../job/job.js';
 import * as g from './groups.js';
 
 export { GroupMaxSizeExceededError } from './errors.js';
 export { type WorkerGroupOptions, type GroupStatus, GROUP_STATUSES } from './groups.js';
-export type { GroupOptions } from '../options.js';
+export type { GroupOptions } from '../core/options.js';
 
 export const QueuePro = Queue;
 export type QueuePro<DataType = any, ReturnType = any, NameType extends string = string> = Queue<DataType, ReturnType, NameType>;
@@ -23,7 +23,7 @@ export type JobPro<DataType = any, ReturnType = any, NameType extends string = s
 export const FlowProducerPro = FlowProducer;
 export type FlowProducerPro = FlowProducer;
 
-declare module '../queue.js' {
+declare module '../queue/queue.js' {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
   interface Queue<DataType, ReturnType, NameType extends string> {
     /** Most jobs of the group active at once across all workers; wins over the Worker's group.concurrency. */
@@ -53,7 +53,7 @@ declare module '../queue.js' {
   }
 }
 
-declare module '../worker.js' {
+declare module '../worker/worker.js' {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
   interface Worker<D, R, N extends string> {
     /** The job's group leaves the ring for ms; throw Worker.RateLimitError() after it. */

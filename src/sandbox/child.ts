@@ -8,8 +8,8 @@
 import { fork, type ChildProcess, type ForkOptions } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker as ThreadWorker, type WorkerOptions as ThreadOptions } from 'node:worker_threads';
-import * as errors from '../errors.js';
-import type { Job } from '../job.js';
+import * as errors from '../core/errors.js';
+import type { Job } from '../job/job.js';
 import { JOB_METHODS, ToChild, ToParent, errorToWire, type ChildMessage, type JobSnapshot, type ParentMessage, type WireError } from './messages.mjs';
 
 /** The child's entry: next to this module in src/ (tests) and in dist/ (copied by the build). */

@@ -6,8 +6,8 @@
  */
 import type { ForkOptions } from 'node:child_process';
 import type { WorkerOptions as WorkerThreadsOptions } from 'node:worker_threads';
-import type { Job } from '../job.js';
-import * as v from '../validate.js';
+import type { Job } from '../job/job.js';
+import * as v from '../core/validate.js';
 import { SandboxPool } from './pool.js';
 import { resolveProcessorFile } from './processor-file.js';
 

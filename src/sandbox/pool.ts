@@ -4,8 +4,8 @@
  * concurrency; an idle child is reused for the next job; a child that exits, crashes or is
  * killed leaves the pool and the next job starts a fresh one.
  */
-import type { Job } from '../job.js';
-import { ClosedError } from '../errors.js';
+import type { Job } from '../job/job.js';
+import { ClosedError } from '../core/errors.js';
 import { SandboxChild, jobSnapshot, type ChildSpawnOptions } from './child.js';
 
 export interface PoolOptions extends ChildSpawnOptions {

@@ -6,8 +6,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EchoError } from '../errors.js';
-import * as v from '../validate.js';
+import { EchoError } from '../core/errors.js';
+import * as v from '../core/validate.js';
 
 /** The processor file does not exist (or is not a file). Message as BullMQ's. */
 export class ProcessorFileError extends EchoError {

@@ -2,8 +2,8 @@
  * Typed wrappers, one per transition script. Each takes the queue's named keys (the script's
  * `-- KEYS:` header picks which) and named arguments, and returns a parsed reply.
  */
-import { keepArgs } from '../options.js';
-import { missingParentError, parentReplacedAddError, registerCrossParents, type ParentArgs } from '../flows.js';
+import { keepArgs } from '../core/options.js';
+import { missingParentError, parentReplacedAddError, registerCrossParents, type ParentArgs } from '../lifecycle/flows.js';
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';

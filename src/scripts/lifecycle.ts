@@ -4,7 +4,7 @@
  * `./index.ts`: named keys from each script's `-- KEYS:` header, named arguments, parsed replies.
  */
 import { bindScript as call, type ScriptContext } from './runner.js';
-import { keepArgs } from '../options.js';
+import { keepArgs } from '../core/options.js';
 import type { NewJobArgs } from './index.js';
 
 const raw = {

@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KeyName } from '../keys.js';
+import type { KeyName } from '../core/keys.js';
 
 const DIR = dirname(fileURLToPath(import.meta.url));
 

@@ -11,8 +11,8 @@
  * A client moves from FCALL to EVALSHA for good when the library cannot be loaded. Callers see
  * neither reply.
  */
-import type { QueueKeys } from '../keys.js';
-import { isClusterClient, type RedisClient } from '../connection.js';
+import type { QueueKeys } from '../core/keys.js';
+import { isClusterClient, type RedisClient } from '../core/connection.js';
 import { loadLibrary, loadScript, type LuaScript } from './loader.js';
 
 export type ScriptMode = 'function' | 'eval';

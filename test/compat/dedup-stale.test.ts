@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { closeConnections, connection, sideBySide, type LibName } from './harness.js';
 import { reading, record, until } from './events-helpers.js';
 import { sleep } from '../helpers.js';
-import { jobKey, queueKeys } from '../../src/keys.js';
+import { jobKey, queueKeys } from '../../src/core/keys.js';
 
 afterAll(closeConnections);
 

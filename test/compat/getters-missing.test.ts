@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { closeConnections, sideBySide, type LibName } from './harness.js';
-import { jobKey, queueKeys } from '../../src/keys.js';
+import { jobKey, queueKeys } from '../../src/core/keys.js';
 
 afterAll(closeConnections);
 

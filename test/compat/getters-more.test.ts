@@ -1,7 +1,7 @@
 // BullMQ's QueueGetters side by side, continued: per-minute metrics, workers and QueueEvents
 // from CLIENT LIST, Prometheus text, flow dependencies.
 import { afterAll, describe, expect, it } from 'vitest';
-import { clientName, queueKeys } from '../../src/keys.js';
+import { clientName, queueKeys } from '../../src/core/keys.js';
 import { closeConnections, connection, sideBySide } from './harness.js';
 
 afterAll(closeConnections);

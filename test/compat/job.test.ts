@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeConnections, connection, sideBySide, type Lib, type LibName } from './harness.js';
 import { Job, Queue } from '../../src/index.js';
-import { logsKey, queueKeys } from '../../src/keys.js';
+import { logsKey, queueKeys } from '../../src/core/keys.js';
 import { dumpQueue, norm, startsWithEach, thrown } from './job-helpers.js';
 import { qname, sleep, waitFor } from '../helpers.js';
 

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { closeConnections, sideBySide } from './harness.js';
 import { byName, recordEvents, settlingWorker } from './maintenance-helpers.js';
 import { keysOf, waitFor } from '../helpers.js';
-import { queueKeyPattern } from '../../src/keys.js';
+import { queueKeyPattern } from '../../src/core/keys.js';
 
 afterAll(closeConnections);
 

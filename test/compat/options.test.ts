@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import calculateSlot from 'cluster-key-slot';
 import { Redis } from 'ioredis';
 import { ValidationError, EchoError, Queue as EchoQueue } from '../../src/index.js';
-import { queueKeys } from '../../src/keys.js';
+import { queueKeys } from '../../src/core/keys.js';
 import { closeConnections, connection, sideBySide, type Lib } from './harness.js';
 import { redisUrl, snapshot, waitFor } from '../helpers.js';
 

@@ -8,9 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { closeConnections, collect, sideBySide, type Lib, type LibName } from './harness.js';
 import { client, keysOf, waitFor } from '../helpers.js';
-import { depsKey, jobKey } from '../../src/keys.js';
+import { depsKey, jobKey } from '../../src/core/keys.js';
 import { lifecycleScripts } from '../../src/scripts/lifecycle.js';
-import { ValidationError } from '../../src/errors.js';
+import { ValidationError } from '../../src/core/errors.js';
 
 afterAll(closeConnections);
 const plain = client();

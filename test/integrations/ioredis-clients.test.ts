@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Redis as Redis5 } from 'ioredis';
 import { Redis as Redis6 } from 'ioredis6';
 import { FlowProducer, Queue, QueueEvents, Worker } from '../../src/index.js';
-import { isClient } from '../../src/connection.js';
+import { isClient } from '../../src/core/connection.js';
 import { qname, redisUrl } from '../helpers.js';
 
 const opened: Array<{ quit(): Promise<unknown> }> = [];

@@ -50,7 +50,7 @@ function node(dir: string, code: string, type: 'commonjs' | 'module'): string {
 describe('npm pack', () => {
   it('ships the entries, their types and the Lua scripts, and no tests', () => {
     for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/integrations/bull-board.js', 'dist/integrations/bull-board.d.ts',
-      'dist/integrations/nestjs/index.js', 'dist/integrations/nestjs/index.d.ts', 'dist/metrics.js', 'dist/cli/main.js',
+      'dist/integrations/nestjs/index.js', 'dist/integrations/nestjs/index.d.ts', 'dist/ops/metrics.js', 'dist/cli/main.js',
       'dist/scripts/claim.lua', 'dist/scripts/lib/common.lua', 'package.json', 'README.md']) {
       expect(files, f).toContain(f);
     }

@@ -2,8 +2,8 @@
  * Decorators with `@nestjs/bullmq`'s names and arguments: InjectQueue, InjectFlowProducer,
  * Processor, OnWorkerEvent, QueueEventsListener, OnQueueEvent.
  */
-import type { QueueEventsOptions } from '../../queue-events.js';
-import type { WorkerOptions } from '../../worker.js';
+import type { QueueEventsOptions } from '../../events/queue-events.js';
+import type { WorkerOptions } from '../../worker/worker.js';
 import { common } from './nest.js';
 import {
   getFlowProducerToken, getQueueToken, ON_QUEUE_EVENT_METADATA, ON_WORKER_EVENT_METADATA, PROCESSOR_METADATA,

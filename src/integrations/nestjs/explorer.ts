@@ -5,9 +5,9 @@
  * closes them all on application shutdown.
  */
 import type { ModuleRef } from '@nestjs/core';
-import type { QueueOptions } from '../../queue.js';
-import { QueueEvents } from '../../queue-events.js';
-import { Worker, type WorkerOptions } from '../../worker.js';
+import type { QueueOptions } from '../../queue/queue.js';
+import { QueueEvents } from '../../events/queue-events.js';
+import { Worker, type WorkerOptions } from '../../worker/worker.js';
 import { attachQueueEvents, attachWorker, QueueEventsHost, WorkerHost } from './hosts.js';
 import { common, core } from './nest.js';
 import {

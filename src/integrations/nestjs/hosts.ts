@@ -2,9 +2,9 @@
  * Base classes a NestJS processor or queue-events listener extends (as in `@nestjs/bullmq`):
  * the module gives each instance its Worker or QueueEvents once the application starts.
  */
-import type { Job } from '../../job.js';
-import type { QueueEvents } from '../../queue-events.js';
-import type { Worker } from '../../worker.js';
+import type { Job } from '../../job/job.js';
+import type { QueueEvents } from '../../events/queue-events.js';
+import type { Worker } from '../../worker/worker.js';
 
 const WORKER = Symbol('echomq.nest.worker');
 const QUEUE_EVENTS = Symbol('echomq.nest.queueEvents');

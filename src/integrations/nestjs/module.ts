@@ -6,8 +6,8 @@
  * the explorer (explorer.ts) starts the workers and queue-events listeners the app declares.
  */
 import type { DynamicModule, InjectionToken, Provider } from '@nestjs/common';
-import { FlowProducer, type FlowProducerOptions } from '../../flow-producer.js';
-import { Queue, type QueueOptions } from '../../queue.js';
+import { FlowProducer, type FlowProducerOptions } from '../../lifecycle/flow-producer.js';
+import { Queue, type QueueOptions } from '../../queue/queue.js';
 import { ExplorerModule } from './explorer.js';
 import { common } from './nest.js';
 import { getFlowProducerToken, getQueueToken, getSharedConfigToken } from './tokens.js';

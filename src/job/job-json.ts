@@ -1,0 +1,166 @@
+/**
+ * Plain helpers of Job (src/job.ts): reading the stored hash's values, and BullMQ's JSON shapes
+ * of a job (toJSON, asJSON, the JobJson that fromJSON takes, optsFromJSON).
+ */
+import { isClient, type RedisClient } from '../core/redis-connection.js';
+import { EchoError } from '../core/errors.js';
+import type { JobContext } from './job.js';
+import { DEFAULT_PREFIX, queueKeys } from '../core/keys.js';
+import { DEFAULT_MAX_PAYLOAD, type JobOptions, type KeepJobs } from '../core/options.js';
+
+/** BullMQ's parent reference of a child job: the parent's id and its queue's logical name `<prefix>:<queue>`. */
+export interface ParentKeys {
+  id?: string;
+  queueKey: string;
+  /** failParentOnFailure */
+  fpof?: boolean;
+  /** removeDependencyOnFailure */
+  rdof?: boolean;
+  /** ignoreDependencyOnFailure */
+  idof?: boolean;
+  /** continueParentOnFailure */
+  cpof?: boolean;
+}
+
+/**
+ * BullMQ's JobJson: a job as asJSON() gives it and fromJSON() takes it. data, returnvalue,
+ * stacktrace and failedReason are JSON-encoded strings, the rest decoded values.
+ */
+export interface JobJson {
+  id: string;
+  name: string;
+  data: string;
+  opts: JobOptions;
+  progress: unknown;
+  attemptsMade: number;
+  attemptsStarted: number;
+  finishedOn?: number;
+  processedOn?: number;
+  timestamp: number;
+  delay?: number;
+  priority?: number;
+  failedReason: string;
+  stacktrace?: string;
+  returnvalue: string;
+  parent?: ParentKeys;
+  parentKey?: string;
+  repeatJobKey?: string;
+  debounceId?: string;
+  deduplicationId?: string;
+  deferredFailure?: string;
+  processedBy?: string;
+  stalledCounter: number;
+  /** echomq: the job's lane (absent = the default lane). */
+  lane?: string;
+}
+
+/** JobJson plus the queue's names, as BullMQ hands a job to a sandboxed processor. */
+export type JobJsonSandbox = JobJson & { queueName: string; queueQualifiedName: string; prefix: string };
+
+export function parseJson(s: string | undefined): unknown {
+  if (s === undefined || s === '') return undefined;
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+export const num = (s: string | undefined): number | undefined => (s === undefined || s === '' ? undefined : Number(s));
+
+/**
+ * A retention option as job.opts shows it, from the hash's count/age fields (absent = the
+ * default, shown as nothing): true = keep none, false = keep all, n = keep the newest n,
+ * { age (s), count? } with an age limit.
+ */
+export function retentionOption(count: string | undefined, ageMs: string | undefined, dflt: KeepJobs): KeepJobs | boolean | number | undefined {
+  const age = num(ageMs);
+  if (age !== undefined && age > 0) {
+    const c = num(count) ?? dflt.count; // an absent count is the default one
+    return c === undefined || c < 0 ? { age: age / 1000 } : { age: age / 1000, count: c };
+  }
+  if (count === undefined || count === '') return undefined;
+  const c = Number(count);
+  return c === 0 ? true : c < 0 ? false : c;
+}
+
+/** BullMQ's short names of stored options (its optsDecodeMap), decoded by optsFromJSON. */
+const OPTS_DECODE: Record<string, string> = {
+  de: 'deduplication',
+  fpof: 'failParentOnFailure',
+  cpof: 'continueParentOnFailure',
+  idof: 'ignoreDependencyOnFailure',
+  kl: 'keepLogs',
+  rdof: 'removeDependencyOnFailure',
+};
+
+/**
+ * Options from their stored JSON in BullMQ's compact form (Job.optsFromJSON): short names
+ * expanded, `tm`/`omc` gathered under `telemetry`. '' or undefined gives {}.
+ */
+export function optsFromJSON(rawOpts?: string, optsDecode: Record<string, string> = OPTS_DECODE): JobOptions {
+  const stored = JSON.parse(rawOpts || '{}') as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, value] of Object.entries(stored)) {
+    const long = optsDecode[k];
+    if (long) out[long] = value;
+    else if (k === 'tm') out.telemetry = { ...(out.telemetry as object), metadata: value };
+    else if (k === 'omc') out.telemetry = { ...(out.telemetry as object), omitContext: value };
+    else out[k] = value;
+  }
+  return out as JobOptions;
+}
+
+/** Drops the keys whose value is undefined (BullMQ's asJSON leaves them out). */
+export function definedOnly<T extends Record<string, unknown>>(o: T): T {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+/** BullMQ's stored stacktrace: a JSON array of strings, anything else gives []. */
+export function traces(s: string | undefined): string[] {
+  if (!s) return [];
+  try {
+    const t = JSON.parse(s) as unknown;
+    return Array.isArray(t) ? (t as string[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A stored return value: its JSON decoded, undefined when it is not JSON (BullMQ logs and drops it). */
+export function returnValue(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The Job context of a BullMQ MinimalQueue-shaped object (`name`, and `qualifiedName` or
+ * `toKey`) that is not an echomq Queue or Worker: BullMQ builds Jobs on any such object
+ * (`new Job(queue, …)`, `Job.fromJSON(queue, json)`), so echomq does too. The job's fields work;
+ * a call that needs Redis uses the object's `client` when it is an ioredis client, and
+ * otherwise fails with ERR_NO_CONNECTION naming the queue. Undefined for anything else.
+ */
+export function minimalQueueContext(queue: unknown): JobContext | undefined {
+  if (typeof queue !== 'object' || queue === null) return undefined;
+  const q = queue as { name?: unknown; qualifiedName?: unknown; toKey?: unknown; opts?: { prefix?: unknown } | null; client?: unknown };
+  if (typeof q.name !== 'string' || q.name === '') return undefined;
+  if (typeof q.qualifiedName !== 'string' && typeof q.toKey !== 'function') return undefined;
+  const suffix = `:${q.name}`;
+  const prefix = typeof q.qualifiedName === 'string' && q.qualifiedName.endsWith(suffix) && q.qualifiedName.length > suffix.length
+    ? q.qualifiedName.slice(0, -suffix.length)
+    : typeof q.opts?.prefix === 'string' && q.opts.prefix !== '' ? q.opts.prefix : DEFAULT_PREFIX;
+  const name = q.name;
+  const client = isClient(q.client) ? q.client : (new Proxy({}, {
+    get(_t, prop) {
+      if (typeof prop === 'symbol' || prop === 'then') return undefined;
+      return () => {
+        throw new EchoError('ERR_NO_CONNECTION', `the job's queue ${JSON.stringify(name)} is not an echomq Queue or Worker and has no ioredis client: it cannot reach Redis (${String(prop)})`);
+      };
+    },
+  }) as RedisClient);
+  return { client, keys: queueKeys(name, prefix), maxPayloadBytes: DEFAULT_MAX_PAYLOAD, keepLogs: 0 };
+}

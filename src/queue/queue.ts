@@ -1,0 +1,601 @@
+/**
+ * Queue: the producer and admin side, with BullMQ's names, arguments, return values and
+ * instance events (QueueListener): add, addBulk, pause, resume, the global limits, and the
+ * maintenance commands, whose work lives in queue-maintenance.ts; plus lanes. The read side is
+ * QueueGetters (queue-getters.ts), identity QueueBase (queue-base.ts).
+ */
+import { GroupMaxSizeExceededError } from '../pro/errors.js';
+import { checkEvictionPolicy, closeConnection, type Connection, type ConnectionInput } from '../core/connection.js';
+import { errorFromCode, ActiveJobsError, ValidationError } from '../core/errors.js';
+import { Job, type JobContext } from '../job/job.js';
+import { type QueueKeys } from '../core/keys.js';
+import type { LaneControls } from '../lanes/lanes.js';
+import { getJobs, loadJobs } from '../ops/inspect.js';
+import {
+  DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
+} from '../core/options.js';
+import { scripts, type AddJobArgs } from '../scripts/index.js';
+import { parentArgs } from '../lifecycle/flows.js';
+import * as v from '../core/validate.js';
+import { startProducerSpan, type TraceCarrier } from '../ops/tracing.js';
+import * as schedulers from '../lifecycle/schedulers.js';
+import { QueueGetters } from './queue-getters.js';
+import { IDENTITY_BY_SUBCLASS } from './queue-base.js';
+import * as maint from './queue-maintenance.js';
+import { attached, JobScheduler, Repeat } from '../lifecycle/repeat.js';
+import type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
+
+import type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
+
+export type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
+export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
+
+/** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
+const RATE_BLOCK = 2 ** 50;
+
+export interface QueueOptions extends QueueCompatOptions {
+  /** Redis URL, ioredis options, or an ioredis client (used as is, not closed by echomq). */
+  connection?: ConnectionInput;
+  /** Key prefix. Default 'emq'. */
+  prefix?: string;
+  /** Options merged under every add's options. */
+  defaultJobOptions?: JobOptions;
+  /** Largest JSON payload (data, progress) in bytes. Default 1 MiB. */
+  maxPayloadBytes?: number;
+  /** Most log lines kept per job. Default 0 (all). */
+  keepLogs?: number;
+  /**
+   * Capped streams. `events.maxLen`: approximate cap of the events stream that QueueEvents
+   * reads (meta field evmax; default 10000; 0 turns events off). Written at construction.
+   */
+  streams?: { events?: { maxLen?: number } };
+  /**
+   * Spread the queue over this many hash tags (`<name>#0` … `<name>#<n-1>`), lanes assigned to
+   * shards by a hash of the lane name: one queue outgrows one Redis (Cluster) node. 1 or absent
+   * = a plain queue. Refused (ShardCountError) when the queue has jobs under another count.
+   * See docs/scaling.md and src/sharded.ts.
+   */
+  shards?: number;
+  /** @internal Set by sharded.ts on the queue of one shard: generated ids stay unique across shards. */
+  shardOf?: { index: number; count: number };
+}
+
+/** @internal Filled by sharded.ts (a static import would be a cycle): builds a sharded queue. */
+export const shardedQueueFactory: { create?: (name: string, opts: QueueOptions) => Queue } = {};
+
+/**
+ * Most jobs per addBulk call to Redis; bigger bulks are split (one round trip per batch). An add
+ * costs Redis ~10–20 µs a job, so 100 keeps every call near 2 ms (test/reliability-bounded).
+ */
+const ADD_BATCH = 100;
+/**
+ * Jobs per script call when single adds of one tick travel together. Smaller than ADD_BATCH so
+ * that Redis works on the first calls while the client still sends or resolves the others:
+ * adds from many concurrent producers then flow as a pipeline instead of in lockstep batches.
+ */
+const ADD_COALESCE = 20;
+
+interface PendingAdd {
+  args: AddJobArgs;
+  resolve: (job: Job<any, any, any>) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface BulkJob<D = any> {
+  name: string;
+  data: D;
+  opts?: JobOptions;
+}
+
+export class Queue<DataType = any, ReturnType = any, NameType extends string = string> extends QueueGetters<DataType, ReturnType, NameType> {
+  // Declared, not initialised: with `shards > 1` the constructor returns a ShardedQueue instead.
+  declare readonly name: string;
+  declare readonly keys: QueueKeys;
+  declare readonly lanes: LaneControls;
+  declare readonly opts: QueueOptions;
+  protected declare readonly conn: Connection;
+  protected declare readonly ctx: JobContext;
+  /** Pending write of settings given at construction (events cap); adds wait for it. */
+  private setup: Promise<unknown> | undefined;
+  /** Adds waiting for the end of the tick (see add()). */
+  private pendingAdds: PendingAdd[] = [];
+  private flushing: Promise<void> | undefined;
+  private disconnected = false;
+
+  /**
+   * As BullMQ: an exception thrown by a listener becomes an 'error' event, and an 'error' nobody
+   * listens for is printed (console.error) instead of crashing the process or being dropped.
+   */
+  override emit<U extends keyof QueueListener<Job<DataType, ReturnType, NameType>>>(
+    event: U, ...args: Parameters<QueueListener<Job<DataType, ReturnType, NameType>>[U]>): boolean;
+  override emit(event: string | symbol, ...args: any[]): boolean;
+  override emit(event: string | symbol, ...args: any[]): boolean {
+    try {
+      if (event === 'error' && this.listenerCount('error') === 0) {
+        console.error(args[0]);
+        return false;
+      }
+      return super.emit(event, ...args);
+    } catch (err) {
+      if (event === 'error' || this.listenerCount('error') === 0) {
+        console.error(err);
+        return false;
+      }
+      try {
+        return super.emit('error', err);
+      } catch (again) {
+        console.error(again);
+        return false;
+      }
+    }
+  }
+
+  override on<U extends keyof QueueListener<Job<DataType, ReturnType, NameType>>>(event: U, listener: QueueListener<Job<DataType, ReturnType, NameType>>[U]): this;
+  override on(event: string | symbol, listener: (...args: any[]) => void): this;
+  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.on(event, listener);
+  }
+
+  override once<U extends keyof QueueListener<Job<DataType, ReturnType, NameType>>>(event: U, listener: QueueListener<Job<DataType, ReturnType, NameType>>[U]): this;
+  override once(event: string | symbol, listener: (...args: any[]) => void): this;
+  override once(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.once(event, listener);
+  }
+
+  override off<U extends keyof QueueListener<Job<DataType, ReturnType, NameType>>>(event: U, listener: QueueListener<Job<DataType, ReturnType, NameType>>[U]): this;
+  override off(event: string | symbol, listener: (...args: any[]) => void): this;
+  override off(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.off(event, listener);
+  }
+
+  constructor(name: string, opts: QueueOptions = {}) {
+    super(IDENTITY_BY_SUBCLASS);
+    v.queueName(name);
+    v.plainObject('opts', opts);
+    if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
+      if (!shardedQueueFactory.create) throw new Error('sharded queues need src/sharded.js loaded (import from the package index)');
+      return shardedQueueFactory.create(name, opts) as Queue<DataType, ReturnType, NameType>;
+    }
+    const { evmax } = this.assignIdentity(name, opts);
+    // Lost connections are retried by ioredis (calls wait, or reject after its retries); the
+    // queue's 'error' listeners see each connection error, as BullMQ's (printed when nobody
+    // listens: see emit). A connection the user passed in is theirs to watch.
+    if (this.conn.owned) {
+      this.conn.client.on('error', (err: Error) => this.emit('error', err));
+      this.conn.client.on('end', () => {
+        if (!this.closed) this.emit('ioredis:close');
+      });
+    }
+    if (evmax !== undefined) {
+      this.setup = this.conn.client.hset(this.keys.meta, 'evmax', evmax);
+      this.setup.catch(() => {}); // reported by the first add that awaits it
+    }
+    void checkEvictionPolicy(this.conn.client);
+  }
+
+  /** Validates and normalises one job for the add script (also used by sharded.ts). */
+  protected prepare(name: unknown, data: unknown, opts: JobOptions | undefined, field: string, telemetry?: TraceCarrier): AddJobArgs {
+    v.string(`${field}name`, name);
+    const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
+    const n = normalizeJobOptions(merged, `${field}opts`);
+    const json = v.encodeJson(`${field}data`, data, this.ctx.maxPayloadBytes);
+    if (n.sizeLimit !== undefined) checkSizeLimit(n, name as string, json, `${field}data`);
+    const args: AddJobArgs = {
+      id: n.jobId ?? '',
+      name: name as string,
+      data: json,
+      opts: storedOptions(merged, n, telemetry),
+      priority: n.priority,
+      lane: n.lane,
+      delay: n.delay,
+      lifo: n.lifo,
+      keepCompleted: n.keepCompleted,
+      keepFailed: n.keepFailed,
+      dedupId: n.deduplication?.id,
+      dedupTtl: n.deduplication?.ttl,
+      groupMaxSize: n.groupMaxSize,
+    };
+    if (n.deduplication?.mode) args.dedupMode = n.deduplication.mode;
+    if (n.timestamp !== undefined) args.timestamp = n.timestamp;
+    if (n.parent) args.parent = parentArgs(n.parent, this.keys, n.policy);
+    return args;
+  }
+
+  /**
+   * Adds a job. With an existing `jobId`, returns that job unchanged. Adds made in the same tick
+   * (for example many producers awaiting in parallel) travel together: one script call per
+   * 20 jobs, all sent in one round trip, each add resolving with its own job. A lone add is
+   * sent at once (on the next tick) and costs one round trip.
+   */
+  async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
+    this.open();
+    const span = startProducerSpan(this.name, String(name));
+    let args: AddJobArgs;
+    try {
+      args = this.prepare(name, data, opts, '', span.carrier);
+    } catch (err) {
+      span.end(err);
+      throw err;
+    }
+    return new Promise((resolve, reject) => {
+      this.pendingAdds.push({
+        args,
+        resolve: (job) => (span.end(), resolve(job), this.emit('waiting', job as Job<DataType, ReturnType, NameType>)),
+        reject: (err) => (span.end(err), reject(err)),
+      });
+      if (this.pendingAdds.length === 1) process.nextTick(() => void this.flushAdds());
+    });
+  }
+
+  /** Sends the adds collected in this tick; see add(). */
+  private flushAdds(): Promise<void> {
+    const pending = this.pendingAdds;
+    this.pendingAdds = [];
+    if (pending.length === 0) return Promise.resolve();
+    const run = (async () => {
+      try {
+        if (this.setup) await this.setup;
+      } catch (err) {
+        for (const p of pending) p.reject(err);
+        return;
+      }
+      const chunks: PendingAdd[][] = [];
+      for (let i = 0; i < pending.length; i += ADD_COALESCE) chunks.push(pending.slice(i, i + ADD_COALESCE));
+      await Promise.all(chunks.map(async (chunk) => {
+        try {
+          const replies = await scripts.add(this.ctx, chunk.map((p) => p.args));
+          replies.forEach((r, k) => {
+            const { args, resolve, reject } = chunk[k];
+            if (r.error) reject(r.error);
+            else if (r.groupFull) reject(new GroupMaxSizeExceededError(args.lane, args.groupMaxSize!));
+            else if (r.created) resolve(this.snapshot(r.id, args));
+            // Not created: an existing jobId, or deduplicated (a throttle holder may be gone).
+            else this.getJob(r.id).then((j) => resolve(j ?? this.snapshot(r.id, args)), reject);
+          });
+        } catch (err) {
+          for (const p of chunk) p.reject(err);
+        }
+      }));
+    })();
+    this.flushing = run;
+    return run;
+  }
+
+  /** Adds many jobs: one script call per 100, all in one round trip. Validates all of them before writing any. */
+  async addBulk(jobs: ReadonlyArray<BulkJob<DataType>>): Promise<Array<Job<DataType, ReturnType, NameType>>> {
+    this.open();
+    if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
+    const span = startProducerSpan(this.name, 'bulk', jobs.length);
+    try {
+      const out = await this.addBulkTraced(jobs, span.carrier);
+      span.end();
+      return out;
+    } catch (err) {
+      span.end(err);
+      throw err;
+    }
+  }
+
+  private async addBulkTraced(jobs: ReadonlyArray<BulkJob<DataType>>, telemetry: TraceCarrier | undefined): Promise<Array<Job<DataType, ReturnType, NameType>>> {
+    const prepared = jobs.map((j, i) => {
+      v.plainObject(`jobs[${i}]`, j);
+      try {
+        return this.prepare(j.name, j.data, j.opts, `jobs[${i}].`, telemetry);
+      } catch (e) {
+        // Option checks name the bare option ('priority'); in a bulk, say which job it was.
+        if (e instanceof ValidationError && !e.field.startsWith('jobs[')) throw v.renamed(e, `jobs[${i}].opts.${e.field}`);
+        throw e;
+      }
+    });
+    if (this.setup) await this.setup;
+    // Every batch is one bounded script call; all of them go out in one round trip. Each batch's
+    // jobs are built as its reply arrives, while Redis runs the next batches.
+    const batches: AddJobArgs[][] = [];
+    for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
+    const built = await Promise.all(batches.map(async (batch) => {
+      const replies = await scripts.add(this.ctx, batch);
+      const failed = replies.find((r) => r.error);
+      if (failed) throw failed.error;
+      const full = replies.findIndex((r) => r.groupFull);
+      // group.maxSize in a bulk (BullMQ Pro has none): the other jobs are added, then the bulk rejects.
+      if (full >= 0) throw new GroupMaxSizeExceededError(batch[full]!.lane, batch[full]!.groupMaxSize!);
+      const existing = replies.filter((r) => !r.created).map((r) => r.id);
+      const loaded = existing.length === 0 ? undefined : new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
+      return replies.map((r, k) => (r.created ? this.snapshot(r.id, batch[k]!) : loaded?.get(r.id) ?? this.snapshot(r.id, batch[k]!)) as Job<DataType, ReturnType, NameType>);
+    }));
+    return built.flat();
+  }
+
+  /** A Job built from what was just written, without reading it back. */
+  private snapshot(id: string, a: AddJobArgs): Job<DataType, ReturnType, NameType> {
+    const h: Record<string, string> = {
+      name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
+      att: '0', made: '0', ts: String(a.timestamp ?? Date.now()), st: a.delay > 0 ? 'd' : 'w',
+    };
+    if (a.lifo) h.lifo = '1';
+    // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
+    const [kc, ka] = a.keepCompleted;
+    const [kfc, kfa] = a.keepFailed;
+    if (kc !== DEFAULT_KEEP_COUNT) h.kc = String(kc);
+    if (ka > 0) h.ka = String(ka);
+    if (kfc !== DEFAULT_KEEP_COUNT) h.kfc = String(kfc);
+    if (kfa > 0) h.kfa = String(kfa);
+    const p = a.parent;
+    if (p) Object.assign(h, { pid: p.id, pk: p.key, pq: p.queue, ppx: p.prefix }, p.policy ? { pol: p.policy } : {});
+    return Job.fromHash(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
+  }
+
+  /** Re-scores a job; a waiting job moves to the back of its new tier. */
+  async changePriority(id: string, priority: number, opts: { lifo?: boolean } = {}): Promise<void> {
+    v.existingJobId(id);
+    v.priority(priority);
+    const o = v.plainObject('opts', opts);
+    const lifo = o.lifo === undefined ? false : v.boolean('lifo', o.lifo);
+    const r = await scripts.changePriority(this.ctx, { id, priority, lifo });
+    if (r < 0) throw errorFromCode(r, 'changePriority', id);
+  }
+
+  /** Moves a waiting or delayed job to another lane; it keeps its arrival place. */
+  async moveToLane(id: string, lane: string): Promise<void> {
+    v.existingJobId(id);
+    v.laneName(lane);
+    const r = await scripts.moveToLane(this.ctx, { id, lane });
+    if (r < 0) throw errorFromCode(r, 'moveToLane', id);
+  }
+
+  /** Stops every worker from claiming (checked inside the claim script); emits `paused`. */
+  async pause(): Promise<void> {
+    this.open();
+    await scripts.pause(this.ctx, true);
+    this.emit('paused');
+  }
+
+  /** Lets workers claim again; emits `resumed`. */
+  async resume(): Promise<void> {
+    this.open();
+    await scripts.pause(this.ctx, false);
+    this.emit('resumed');
+  }
+
+  /**
+   * Frees a deduplication id at once, whatever holds it. Returns 1 when a live job or a throttle
+   * window held it, else 0 (BullMQ's DEL count).
+   */
+  async removeDeduplicationKey(id: string): Promise<number> {
+    v.nonEmptyString('deduplication id', id);
+    const held = (await this.getDeduplicationJobId(id)) !== null;
+    await this.ctx.client.multi().hdel(this.keys.dedup, id).zrem(this.keys.dedupx, id).exec();
+    return held ? 1 : 0;
+  }
+
+  /** @deprecated use removeDeduplicationKey (BullMQ's old name). */
+  removeDebounceKey(id: string): Promise<number> {
+    return this.removeDeduplicationKey(id);
+  }
+
+  /**
+   * Queue-wide rate limit, shared by every worker: at most `max` jobs start per `duration` ms
+   * (meta rlmax/rldur, checked inside the claim). Workers with a `limiter` option set the same.
+   * Returns the number of fields that were not set before (BullMQ's HSET reply: 2, or 0).
+   */
+  async setGlobalRateLimit(max: number, duration: number): Promise<number> {
+    v.integerIn('max', max, 1, 1_000_000_000);
+    v.integerIn('duration', duration, 1, 86_400_000);
+    return this.ctx.client.hset(this.keys.meta, 'rlmax', max, 'rldur', duration);
+  }
+
+  /** Removes the queue-wide rate limit; returns how many of its two fields were set (BullMQ's HDEL reply). */
+  async removeGlobalRateLimit(): Promise<number> {
+    return this.ctx.client.hdel(this.keys.meta, 'rlmax', 'rldur');
+  }
+
+  /**
+   * Most jobs of the queue active at once across all workers; null removes the limit (echomq).
+   * Returns 1 when no limit was set before, else 0 (BullMQ's HSET reply).
+   */
+  async setGlobalConcurrency(concurrency: number | null): Promise<number> {
+    if (concurrency === null) return this.removeGlobalConcurrency();
+    return this.ctx.client.hset(this.keys.meta, 'conc', v.positiveInt('concurrency', concurrency));
+  }
+
+  /** Removes the global concurrency limit; returns 1 when one was set. */
+  async removeGlobalConcurrency(): Promise<number> {
+    return this.ctx.client.hdel(this.keys.meta, 'conc');
+  }
+
+  /**
+   * Blocks claims of the whole queue (every worker) for `expireTimeMs` ms, as worker.rateLimit:
+   * the global rate counter is set to its block value with that ttl (lib/claim.lua).
+   */
+  async rateLimit(expireTimeMs: number): Promise<void> {
+    v.integerIn('expireTimeMs', expireTimeMs, 1, 86_400_000);
+    await this.ctx.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', expireTimeMs).hset(this.keys.meta, 'blk', '1').exec();
+  }
+
+  /** Ends a rate-limit window or block now; returns 1 when one was running (BullMQ's DEL reply). */
+  async removeRateLimitKey(): Promise<number> {
+    return this.ctx.client.del(this.keys.rate);
+  }
+
+  /**
+   * Moves failed (default) or completed jobs that finished at or before `timestamp` back to
+   * waiting, oldest first, `count` per call until none is left. As BullMQ, attemptsMade is kept
+   * (a job retried after its last attempt fails for good at its next failure). Emits waiting
+   * events (prev = the state). Resolves with the number of jobs moved (BullMQ: void).
+   */
+  async retryJobs(opts: RetryJobsOptions = {}): Promise<number> {
+    this.open();
+    return maint.retryJobs(this.ctx, maint.checkRetryJobs(opts));
+  }
+
+  /** Makes every delayed job waiting now, `count` per call. Resolves with the number moved (BullMQ: void). */
+  async promoteJobs(opts: { count?: number } = {}): Promise<number> {
+    this.open();
+    const o = v.plainObject('opts', opts);
+    return maint.promoteJobs(this.ctx, o.count === undefined ? 1000 : v.positiveInt('count', o.count));
+  }
+
+  /**
+   * Removes all waiting and prioritized jobs (and delayed ones with delayed=true; the job of a
+   * scheduler's next slot stays), in bounded batches. Flows as BullMQ: a parent in this queue
+   * whose last pending child was drained goes with it. Returns how many were removed (BullMQ: void).
+   */
+  async drain(delayed = false): Promise<number> {
+    this.open();
+    v.boolean('delayed', delayed);
+    return maint.drain(this.ctx, delayed);
+  }
+
+  /**
+   * Removes up to `limit` jobs (0 = no limit) of a type that are older than `grace` ms: finish
+   * time for completed/failed, else the last start, then the creation time. Types as BullMQ:
+   * completed, failed, delayed, prioritized, wait/waiting (paused or not), paused (the waiting
+   * jobs of a paused queue only), active (only jobs whose lease ran out: nobody holds them).
+   * Returns the removed ids; emits `cleaned(ids, type)`; one `cleaned` stream event per batch.
+   */
+  async clean(grace: number, limit: number, type: CleanState = 'completed'): Promise<string[]> {
+    this.open();
+    const t = maint.checkClean(grace, limit, type);
+    return maint.clean(this.ctx, grace, limit, t, (ids) => this.emit('cleaned', ids, maint.cleanReportType(t)));
+  }
+
+  /**
+   * Deletes the queue: every job with its logs, lane settings, schedulers, metrics and events.
+   * Refused with ActiveJobsError ("Cannot obliterate queue with active jobs") while jobs are
+   * active unless `force`; then nothing changes. Pauses the queue first (emits `paused`) and
+   * deletes in bounded batches of `count` jobs.
+   */
+  async obliterate(opts: ObliterateOpts = {}): Promise<void> {
+    this.open();
+    v.plainObject('opts', opts);
+    const force = opts.force === undefined ? false : v.boolean('force', opts.force);
+    const budget = opts.count === undefined ? maint.BATCH : v.positiveInt('count', opts.count);
+    if (!force && (await this.ctx.client.zcard(this.keys.active)) > 0) throw maint.obliterateRefused(this.name);
+    const wasPaused = await this.isPaused();
+    await scripts.pause(this.ctx, true);
+    this.emit('paused');
+    try {
+      await maint.obliterate(this.ctx, this.name, budget, force);
+    } catch (err) {
+      // A claim slipped in between the check and the pause: nothing was deleted, so leave the
+      // queue as it was.
+      if (err instanceof ActiveJobsError && !wasPaused) await scripts.pause(this.ctx, false);
+      throw err;
+    }
+  }
+
+  /**
+   * Removes a job and, unless removeChildren is false, the children it has (recursively).
+   * Returns 1, also for a job that does not exist, or 0 when the job or a child it waits for is
+   * active (nothing removed), as BullMQ; emits `removed(jobId)` on 1.
+   */
+  async remove(jobId: string, opts: { removeChildren?: boolean } = {}): Promise<number> {
+    this.open();
+    v.existingJobId(jobId);
+    const o = v.plainObject('opts', opts);
+    const removeChildren = o.removeChildren === undefined ? true : v.boolean('removeChildren', o.removeChildren);
+    const r = await maint.removeJob(this.ctx, jobId, removeChildren);
+    if (r === 1) this.emit('removed', jobId);
+    return r;
+  }
+
+  /**
+   * Deletes job hashes no state structure references (and their logs), scanning `count` keys per
+   * step; stops after `limit` (0 = no limit). Returns how many were removed.
+   */
+  async removeOrphanedJobs(count = 1000, limit = 0): Promise<number> {
+    this.open();
+    v.positiveInt('count', count);
+    v.nonNegativeInt('limit', limit);
+    return maint.removeOrphanedJobs(this.ctx, count, limit);
+  }
+
+  /** BullMQ 4's migration helper: deletes a BullMQ queue's old `<prefix>:<queue>:priority` key (no echomq key has that name); 0 or 1. */
+  async removeDeprecatedPriorityKey(): Promise<number> {
+    this.open();
+    return this.ctx.client.del(this.toKey('priority'));
+  }
+
+  /** Trims the events stream to about `maxLength` entries; returns how many were trimmed. */
+  async trimEvents(maxLength: number): Promise<number> {
+    this.open();
+    v.nonNegativeInt('maxLength', maxLength);
+    return this.ctx.client.xtrim(this.keys.events, 'MAXLEN', '~', maxLength);
+  }
+
+  /** Appends a line to a job's log; returns the number of lines kept (keepLogs: most kept, 0 = all). */
+  async addJobLog(jobId: string, logRow: string, keepLogs?: number): Promise<number> {
+    this.open();
+    v.existingJobId(jobId);
+    v.string('logRow', logRow, this.ctx.maxPayloadBytes);
+    const keep = keepLogs === undefined ? this.ctx.keepLogs : v.nonNegativeInt('keepLogs', keepLogs);
+    const n = await scripts.addLog(this.ctx, { id: jobId, line: logRow, keep });
+    if (n < 0) throw maint.missingJob(jobId, 'addLog');
+    return n;
+  }
+
+  /** Stores a job's progress (a number or a JSON value), writes the progress event and emits `progress`. */
+  async updateJobProgress(jobId: string, progress: JobProgress): Promise<void> {
+    this.open();
+    v.existingJobId(jobId);
+    const json = v.encodeJson('progress', progress, this.ctx.maxPayloadBytes);
+    const r = await scripts.progress(this.ctx, { id: jobId, progress: json });
+    if (r < 0) throw maint.missingJob(jobId, 'updateProgress');
+    this.emit('progress', jobId, progress);
+  }
+
+  /**
+   * Creates or updates a job scheduler: one job per slot, every `every` ms or on a cron
+   * `pattern` (docs/schedulers-and-flows.md). Upserting the same schedule again only updates the
+   * template, endDate and limit. Returns the job of the next slot (undefined when no slot is left).
+   */
+  async upsertJobScheduler(
+    id: string,
+    repeat: schedulers.RepeatOptions,
+    template?: schedulers.JobSchedulerTemplate<DataType>,
+  ): Promise<Job<DataType, ReturnType, NameType> | undefined> {
+    this.open();
+    return (await schedulers.upsertJobScheduler(this.ctx, this.opts.defaultJobOptions, id, repeat, template, this.opts.settings?.repeatStrategy)) as
+      Job<DataType, ReturnType, NameType> | undefined;
+  }
+
+  /** Removes a scheduler and its next job if that has not started. Returns whether it existed. */
+  async removeJobScheduler(id: string): Promise<boolean> {
+    this.open();
+    return schedulers.removeJobScheduler(this.ctx.client, this.keys, id);
+  }
+
+  protected _jobScheduler?: JobScheduler;
+  protected _repeat?: Repeat;
+
+  /** BullMQ's JobScheduler of this queue, made on first use on its client; its 'error's are the queue's. */
+  get jobScheduler(): Promise<JobScheduler> {
+    return Promise.resolve(attached(this as never, JobScheduler));
+  }
+
+  /** BullMQ 5's Repeat (legacy repeatable jobs = echomq's schedulers), made like jobScheduler. */
+  get repeat(): Promise<Repeat> {
+    return Promise.resolve(attached(this as never, Repeat));
+  }
+
+  /** Closes the connection if this queue opened it. Idempotent. */
+  override close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closed = true;
+    this.closing = (async () => {
+      // Adds already accepted are sent before the connection closes.
+      await this.flushAdds();
+      await this.flushing;
+      await Promise.all([this._jobScheduler?.close(), this._repeat?.close()]);
+      // After disconnect() a QUIT would wait forever on a client that never connects again.
+      await closeConnection(this.conn, this.disconnected);
+    })();
+    return this.closing;
+  }
+
+  /** Closes the connection at once, without waiting for pending replies (close() still resolves after it). */
+  override async disconnect(): Promise<void> {
+    this.disconnected = true;
+    await super.disconnect();
+  }
+}
