@@ -11,7 +11,8 @@
 import type { RedisClient } from '../core/connection.js';
 import type { QueueKeys } from '../core/keys.js';
 import { Job, type JobContext } from '../job/job.js';
-import { countJobTypes, kindCounts, loadJobs, normalizeRange, rangeIds, typeKind, type JobType, type ListKind } from '../ops/inspect.js';
+import { countJobTypes, kindCounts, normalizeRange, rangeIds, typeKind, type JobType, type ListKind } from '../ops/inspect.js';
+import { loadJobs } from '../job/load-jobs.js';
 
 const PAGE = 1000;
 const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));

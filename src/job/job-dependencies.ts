@@ -11,7 +11,7 @@
  * failed = f; r (removed) entries appear in none, as a removed child leaves BullMQ's parent.
  * Child keys are shown as BullMQ's logical names `<prefix>:<queue>:<id>` (DESIGN §11).
  */
-import type { JobContext } from './job.js';
+import type { JobContext } from './job-context.js';
 import { depsKey, jobKey, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
 import { drainOutbox } from '../lifecycle/flows.js';
 import { lifecycleScripts } from '../scripts/lifecycle.js';

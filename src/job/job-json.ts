@@ -4,7 +4,7 @@
  */
 import { isClient, type RedisClient } from '../core/redis-connection.js';
 import { EchoError } from '../core/errors.js';
-import type { JobContext } from './job.js';
+import type { JobContext } from './job-context.js';
 import { DEFAULT_PREFIX, queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD, type JobOptions, type KeepJobs } from '../core/options.js';
 

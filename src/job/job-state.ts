@@ -3,7 +3,7 @@
  * how a BullMQ-style `queue` argument (an echomq Queue or Worker) leads to the Job context.
  */
 import { EchoError, errorFromCode, InvalidStateError, JobNotFoundError } from '../core/errors.js';
-import type { JobContext } from './job.js';
+import type { JobContext } from './job-context.js';
 import { minimalQueueContext } from './job-json.js';
 import * as v from '../core/validate.js';
 

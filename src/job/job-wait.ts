@@ -7,7 +7,7 @@ import { parentArgs } from '../lifecycle/flows.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
 import { ClosedError, JobNotFoundError } from '../core/errors.js';
 import type { QueueEvents } from '../events/queue-events.js';
-import type { JobContext } from './job.js';
+import type { JobContext } from './job-context.js';
 import { jobKey } from '../core/keys.js';
 import { jobError, withBullText } from './job-state.js';
 import { parseJson } from './job-json.js';

@@ -33,16 +33,9 @@ export type { JobJson, JobJsonSandbox, ParentKeys } from './job-json.js';
 export type { DependenciesOpts, DependencyOpts, JobDependencies, DependencyCounts } from './job-dependencies.js';
 
 export { PRIORITY_LIMIT } from '../core/constants.js';
+export type { JobContext } from './job-context.js';
+import type { JobContext } from './job-context.js';
 
-/** What a Job needs to reach Redis. */
-export interface JobContext extends ScriptContext {
-  /** Largest JSON payload accepted (bytes) for data, progress and return values. */
-  readonly maxPayloadBytes: number;
-  /** Most log lines kept per job (0 = all). */
-  readonly keepLogs: number;
-  /** Called after a progress update is stored (the Worker re-emits it as its 'progress' event). */
-  readonly onProgress?: (job: Job, progress: unknown) => void;
-}
 
 /** BullMQ's retry options. */
 export interface RetryOptions {

@@ -11,11 +11,12 @@
  * twice is harmless: resolveChild counts a child only while it is pending.
  */
 import type { RedisClient } from '../core/connection.js';
-import { InvalidStateError, JobNotFoundError } from '../core/errors.js';
 import { depsKey, jobKey, queueKeys, type QueueKeys } from '../core/keys.js';
 import { resolveParent, type FailurePolicy, type ParentOptions } from '../core/options.js';
 import { lifecycleScripts, type ChildOutcome } from '../scripts/lifecycle.js';
-import type { AddJobArgs, AddReply, ScriptContext } from '../scripts/index.js';
+import type { ParentArgs } from '../scripts/args.js';
+
+export type { ParentArgs } from '../scripts/args.js';
 
 /** Outbox entries moved per drainOutbox call (one Redis call each, plus one read). */
 export const OUTBOX_BATCH = 100;
@@ -124,24 +125,6 @@ export async function readDependencies(client: RedisClient, keys: QueueKeys, id:
   return out;
 }
 
-/**
- * BullMQ's `parent` option of Queue.add, resolved for the add script: the parent's id, its
- * physical job key, queue name and prefix, the child's failure policy, whether it lives in the
- * adding queue (then add.lua checks it and registers the child atomically), the logical parent
- * key for BullMQ's error text, and the JSON add.lua reads (made once per job options).
- */
-export interface ParentArgs {
-  id: string;
-  key: string;
-  queue: string;
-  prefix: string;
-  policy: FailurePolicy;
-  same: boolean;
-  /** BullMQ's parent key: `<parent.queue>:<id>`. */
-  logicalKey: string;
-  json: string;
-}
-
 export function parentArgs(parent: ParentOptions, own: QueueKeys, policy: FailurePolicy): ParentArgs {
   const ref = resolveParent(parent, own.prefix);
   const keys = ref.queue === own.queue && ref.prefix === own.prefix ? own : queueKeys(ref.queue, ref.prefix);
@@ -151,81 +134,6 @@ export function parentArgs(parent: ParentOptions, own: QueueKeys, policy: Failur
     id: ref.id, key, queue: ref.queue, prefix: ref.prefix, policy, same, logicalKey: `${parent.queue}:${parent.id}`,
     json: JSON.stringify({ pid: ref.id, pk: key, pq: ref.queue, ppx: ref.prefix, pol: policy, same: same ? 1 : 0 }),
   };
-}
-
-/** BullMQ's error when an add names a parent that does not exist (its text, then echomq's). */
-export function missingParentError(p: ParentArgs): JobNotFoundError {
-  const e = new JobNotFoundError(p.id, 'add (parent)');
-  e.message = `Missing key for parent job ${p.logicalKey}. addJob: ${e.message} in queue ${JSON.stringify(p.queue)}`;
-  return e;
-}
-
-/** BullMQ's error when an add gives an existing child of another (existing) parent a new parent. */
-export function parentReplacedAddError(p: ParentArgs, childId: string): InvalidStateError {
-  return new InvalidStateError(childId, 'add', '',
-    `The parent job ${p.logicalKey} cannot be replaced. addJob: job ${JSON.stringify(childId)} already exists as the child of another parent that still exists`);
-}
-
-/**
- * Adds jobs of which some name a parent in another queue (another hash slot, so not in the
- * add's own atomic call). Parents before children, as for flows: each such parent is checked
- * (a missing one fails its jobs with BullMQ's error and they are not sent), the children get
- * their generated ids first (one HINCRBY per call), are registered as pending dependencies of
- * their parents (addDependency.lua), and only then added; a child id that turns out to exist
- * already is withdrawn from its parent again. A crash between registration and add leaves the
- * parent waiting for a child that never came, as a crash in the middle of a cross-queue flow
- * does (docs/schedulers-and-flows.md).
- */
-export async function registerCrossParents(
-  ctx: ScriptContext,
-  jobs: readonly AddJobArgs[],
-  add: (jobs: readonly AddJobArgs[]) => Promise<AddReply[]>,
-): Promise<AddReply[]> {
-  const client = ctx.client;
-  const cross = (j: AddJobArgs) => j.parent !== undefined && !j.parent.same;
-  const parents = [...new Set(jobs.filter(cross).map((j) => j.parent!.key))];
-  const exists = await Promise.all(parents.map((k) => client.exists(k)));
-  const missing = new Set(parents.filter((_k, i) => exists[i] === 0));
-  const errors = new Map<number, Error>();
-  const send: AddJobArgs[] = [];
-  const sentAt: number[] = [];
-  const registered = new Set<number>();
-  const needIds = jobs.filter((j) => cross(j) && !missing.has(j.parent!.key) && j.id === '').length;
-  let next = needIds > 0 ? (await client.hincrby(ctx.keys.meta, 'id', needIds)) - needIds + 1 : 0;
-  const step = ctx.ids?.step ?? 1;
-  const offset = ctx.ids?.offset ?? 0;
-  const parentCtx = (p: ParentArgs) => ({ client, keys: queueKeys(p.queue, p.prefix) });
-  for (let i = 0; i < jobs.length; i++) {
-    let j = jobs[i]!;
-    const p = j.parent;
-    if (p && cross(j)) {
-      if (missing.has(p.key)) {
-        errors.set(i, missingParentError(p));
-        continue;
-      }
-      if (j.id === '') j = { ...j, id: String((next++ - 1) * step + offset + 1) };
-      const r = await lifecycleScripts.addDependency(parentCtx(p), { parentId: p.id, childKey: jobKey(ctx.keys, j.id) });
-      if (r === -1) {
-        errors.set(i, missingParentError(p));
-        continue;
-      }
-      if (r === 1) registered.add(send.length);
-    }
-    send.push(j);
-    sentAt.push(i);
-  }
-  const replies = send.length > 0 ? await add(send) : [];
-  const out: AddReply[] = jobs.map((_j, i) => ({ id: '', created: false, error: errors.get(i) }));
-  for (let k = 0; k < send.length; k++) {
-    const j = send[k]!;
-    const reply = replies[k]!;
-    out[sentAt[k]!] = reply;
-    // An existing job was returned, not added: it is no dependency of the parent after all.
-    if (!reply.created && registered.has(k)) {
-      await lifecycleScripts.resolveChild(parentCtx(j.parent!), { parentId: j.parent!.id, childKey: jobKey(ctx.keys, j.id), kind: 'd', value: '' });
-    }
-  }
-  return out;
 }
 
 /**

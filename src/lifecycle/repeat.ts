@@ -10,7 +10,7 @@
  */
 import { Job } from '../job/job.js';
 import { QueueBase } from '../queue/queue-base.js';
-import type { QueueOptions } from '../queue/queue.js';
+import type { QueueOptions } from '../queue/queue-options.js';
 import * as schedulers from './schedulers.js';
 import type { JobSchedulerJson, RepeatOptions, SchedulerJobOptions } from './schedulers.js';
 import * as v from '../core/validate.js';

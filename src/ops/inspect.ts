@@ -4,7 +4,6 @@
  */
 import type { RedisClient } from '../core/connection.js';
 import { jobKey, laneKey, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
-import { Job, type JobContext } from '../job/job.js';
 import * as v from '../core/validate.js';
 
 export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'paused', 'waiting-children'] as const;
@@ -177,7 +176,7 @@ export async function listLanes(
 const PAGE = 500;
 
 /** Most members one range read returns: a long range is read in pages, so no call blocks Redis. */
-const RANGE_PAGE = 1000;
+export const RANGE_PAGE = 1000;
 
 /**
  * The lists a listing reads: `ready` = ready jobs of priority 0 (BullMQ's wait list), `readyP` =
@@ -309,48 +308,6 @@ async function readyForward(client: RedisClient, keys: QueueKeys, kind: 'ready' 
     cursor = `(${lanes[lanes.length - 1]}`;
   }
   return ids;
-}
-
-/**
- * Jobs in the given states, the operator's view (CLI, dashboard, clean): `paused` lists the
- * priority-0 ready jobs of a paused queue and `waiting` those of a running one. For each state
- * the window start…end (Redis range semantics) of that state's order (see rangeIds) is taken,
- * ascending with asc=true, reversed otherwise.
- */
-export async function getJobs(
-  ctx: JobContext,
-  states: readonly unknown[] = [],
-  start = 0,
-  end = -1,
-  asc = false,
-): Promise<Job[]> {
-  const wanted = validateStates(states);
-  const [s0, e0] = rangeArgs(start, end);
-  v.boolean('asc', asc);
-  const { client, keys } = ctx;
-  const paused = (await client.hget(keys.meta, 'paused')) === '1';
-  const ids: string[] = [];
-  for (const s of wanted) {
-    if ((s === 'waiting' && paused) || (s === 'paused' && !paused)) continue;
-    const kind: ListKind = s === 'waiting' || s === 'paused' ? 'ready' : s === 'prioritized' ? 'readyP' : s === 'waiting-children' ? 'wchildren' : s;
-    for (const id of await rangeIds(client, keys, kind, s0, e0, asc)) ids.push(id);
-  }
-  return loadJobs(ctx, ids);
-}
-
-export async function loadJobs(ctx: JobContext, ids: readonly string[]): Promise<Job[]> {
-  const jobs: Job[] = [];
-  // One pipeline per RANGE_PAGE jobs: Redis never buffers the replies of a huge listing at once.
-  for (let from = 0; from < ids.length; from += RANGE_PAGE) {
-    const page = ids.slice(from, from + RANGE_PAGE);
-    const p = ctx.client.pipeline();
-    for (const id of page) p.hgetall(jobKey(ctx.keys, id));
-    const r = (await p.exec())!;
-    r.forEach(([err, h], i) => {
-      if (!err && h && Object.keys(h as object).length > 0) jobs.push(Job.fromHash(ctx, page[i], h as Record<string, string>));
-    });
-  }
-  return jobs;
 }
 
 const globEscape = (s: string): string => s.replace(/[*?[\]\\]/g, '\\$&');

@@ -10,7 +10,7 @@
  */
 import type { Job, JobContext } from '../job/job.js';
 import { laneKey, laneRateKey } from '../core/keys.js';
-import { loadJobs } from '../ops/inspect.js';
+import { loadJobs } from '../job/load-jobs.js';
 import { DEFAULT_LANE } from '../core/options.js';
 import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { scripts } from '../scripts/index.js';

@@ -7,7 +7,7 @@ import { Queue } from '../queue/queue.js';
 import { Worker } from '../worker/worker.js';
 import { Job } from '../job/job.js';
 import { FlowProducer } from '../lifecycle/flow-producer.js';
-import type { JobContext } from '../job/job.js';
+import type { JobContext } from '../job/job-context.js';
 import * as g from './groups.js';
 
 export { GroupMaxSizeExceededError } from './errors.js';

@@ -10,11 +10,11 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { closeConnection, openConnection, type Connection, type RedisClient, type RedisConnection } from '../core/connection.js';
 import { ClosedError } from '../core/errors.js';
-import type { JobContext } from '../job/job.js';
+import type { JobContext } from '../job/job-context.js';
 import { queueKeys, type QueueKeys } from '../core/keys.js';
 import { LaneControls } from '../lanes/lanes.js';
 import { normalizeQueueOptions, type NormalizedQueueOptions } from '../core/options.js';
-import type { QueueOptions } from './queue.js';
+import type { QueueOptions } from './queue-options.js';
 import * as v from '../core/validate.js';
 
 /** Given by Queue to its base constructor: Queue assigns its identity itself (see above). */

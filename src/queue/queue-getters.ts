@@ -10,9 +10,8 @@
 import { readFileSync } from 'node:fs';
 import { Job, stateName, type JobState } from '../job/job.js';
 import { clientName, depsKey, jobKey, laneKey, logsKey, queueKeys } from '../core/keys.js';
-import {
-  countJobTypes, jobTypes, loadJobs, rangeArgs, rangeIds, typeKind, typeRanges, type JobType,
-} from '../ops/inspect.js';
+import { countJobTypes, jobTypes, rangeArgs, rangeIds, typeKind, typeRanges, type JobType } from '../ops/inspect.js';
+import { loadJobs } from '../job/load-jobs.js';
 import { QueueBase } from './queue-base.js';
 import { bullmqPrometheusText, isGlobalVariables, readMetrics, type Metrics } from './queue-metrics.js';
 import { clientsNamed, type ClientInfo } from './workers-list.js';

@@ -7,7 +7,7 @@
 import { masterNodes } from '../core/connection.js';
 import { ActiveJobsError, EchoError, JobNotFoundError } from '../core/errors.js';
 import { drainOutbox } from '../lifecycle/flows.js';
-import type { JobContext } from '../job/job.js';
+import type { JobContext } from '../job/job-context.js';
 import { depsKey, jobKey, queueKeyPattern, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
 import { laneReadyIds } from '../ops/inspect.js';
 import { scripts } from '../scripts/index.js';

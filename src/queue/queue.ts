@@ -10,7 +10,7 @@ import { errorFromCode, ActiveJobsError, ValidationError } from '../core/errors.
 import { Job, type JobContext } from '../job/job.js';
 import { type QueueKeys } from '../core/keys.js';
 import type { LaneControls } from '../lanes/lanes.js';
-import { getJobs, loadJobs } from '../ops/inspect.js';
+import { getJobs, loadJobs } from '../job/load-jobs.js';
 import {
   DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from '../core/options.js';
@@ -29,36 +29,12 @@ import type { JobProgress, ObliterateOpts, QueueListener } from './queue-listene
 
 export type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
+export type { QueueOptions } from './queue-options.js';
+import type { QueueOptions } from './queue-options.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
 const RATE_BLOCK = 2 ** 50;
 
-export interface QueueOptions extends QueueCompatOptions {
-  /** Redis URL, ioredis options, or an ioredis client (used as is, not closed by echomq). */
-  connection?: ConnectionInput;
-  /** Key prefix. Default 'emq'. */
-  prefix?: string;
-  /** Options merged under every add's options. */
-  defaultJobOptions?: JobOptions;
-  /** Largest JSON payload (data, progress) in bytes. Default 1 MiB. */
-  maxPayloadBytes?: number;
-  /** Most log lines kept per job. Default 0 (all). */
-  keepLogs?: number;
-  /**
-   * Capped streams. `events.maxLen`: approximate cap of the events stream that QueueEvents
-   * reads (meta field evmax; default 10000; 0 turns events off). Written at construction.
-   */
-  streams?: { events?: { maxLen?: number } };
-  /**
-   * Spread the queue over this many hash tags (`<name>#0` … `<name>#<n-1>`), lanes assigned to
-   * shards by a hash of the lane name: one queue outgrows one Redis (Cluster) node. 1 or absent
-   * = a plain queue. Refused (ShardCountError) when the queue has jobs under another count.
-   * See docs/scaling.md and src/sharded.ts.
-   */
-  shards?: number;
-  /** @internal Set by sharded.ts on the queue of one shard: generated ids stay unique across shards. */
-  shardOf?: { index: number; count: number };
-}
 
 /** @internal Filled by sharded.ts (a static import would be a cycle): builds a sharded queue. */
 export const shardedQueueFactory: { create?: (name: string, opts: QueueOptions) => Queue } = {};

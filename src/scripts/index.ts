@@ -3,12 +3,14 @@
  * `-- KEYS:` header picks which) and named arguments, and returns a parsed reply.
  */
 import { keepArgs } from '../core/options.js';
-import { missingParentError, parentReplacedAddError, registerCrossParents, type ParentArgs } from '../lifecycle/flows.js';
+import { missingParentError, parentReplacedAddError, registerCrossParents } from '../lifecycle/cross-parents.js';
+import type { AddJobArgs, AddReply, ClaimedJob, ClaimReply } from './args.js';
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
 
 export type { ScriptContext } from './runner.js';
+export type { NewJobArgs, AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs } from './args.js';
 const call = bindScript;
 
 const raw = {
@@ -43,57 +45,6 @@ const raw = {
 
 /** Names of every transition script (for docs and tests). */
 export const SCRIPT_NAMES = [...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES, ...JOB_SCRIPT_NAMES];
-
-/** A new job as the scripts that create jobs take it (every field validated by the caller). */
-export interface NewJobArgs {
-  id: string; // '' = generate (add only)
-  name: string;
-  data: string;
-  opts: string;
-  priority: number;
-  lane: string;
-  delay: number;
-  lifo: boolean;
-  keepCompleted: [number, number];
-  keepFailed: [number, number];
-}
-
-/** One job as the add script takes it. */
-export interface AddJobArgs extends NewJobArgs {
-  /** Deduplication id ('' or absent = none) and throttle ttl in ms (0 = simple mode). */
-  dedupId?: string;
-  dedupTtl?: number;
-  /** Deduplication mode letters (e extend, r replace, s reschedule); absent = plain. */
-  dedupMode?: string;
-  /** Creation time (ms) given by the user; absent = the Redis clock. */
-  timestamp?: number;
-  /** BullMQ's `parent` option, resolved (src/flows.ts parentArgs). */
-  parent?: ParentArgs;
-  /** BullMQ Pro's group.maxSize (absent = none). */
-  groupMaxSize?: number;
-}
-
-/** One add's outcome: created, or an existing/deduplicated job's id, or an error for this job alone. */
-export interface AddReply {
-  id: string;
-  created: boolean;
-  /** The job's parent is missing (BullMQ's "Missing key for parent job"): nothing was written for it. */
-  error?: Error;
-  /** Not created: the job's group (lane) holds group.maxSize waiting jobs (BullMQ Pro). */
-  groupFull?: true;
-}
-
-/** A claimed job: its id and its hash as a field/value list. */
-export interface ClaimedJob {
-  id: string;
-  fields: string[];
-}
-
-export interface ClaimReply {
-  jobs: ClaimedJob[];
-  /** When nothing was claimed: ms until delayed or rate-limited work becomes ready; -1 none. */
-  wakeInMs: number;
-}
 
 /** Parses {claimed, nextWakeAt, id, fields, ...}; a negative first element is an error code. */
 function parseClaim(reply: unknown): ClaimReply | number {

@@ -5,7 +5,7 @@
  */
 import { bindScript as call, type ScriptContext } from './runner.js';
 import { keepArgs } from '../core/options.js';
-import type { NewJobArgs } from './index.js';
+import type { NewJobArgs } from './args.js';
 
 const raw = {
   addFlow: call('addFlow'),

@@ -19,7 +19,7 @@ import { traceProcess, tracingAvailable } from '../ops/tracing.js';
 import { advanceScheduler } from '../lifecycle/schedulers.js';
 import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
 import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
-import type { SlotPool } from '../cluster/sharded-worker.js';
+import type { SlotPool } from '../cluster/slot-pool.js';
 import { createSandboxProcessor, type SandboxProcessor } from '../sandbox/index.js';
 import { applyGroupDefaults, workerGroupDefaults, type GroupDefaults } from '../pro/groups.js';
 import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
