@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../src/index.js';
 import { client, keysOf, qname, redisUrl, sleep, waitFor } from './helpers.js';
+import { JobField } from '../src/core/fields.js';
 
 describe('core atomicity', () => {
   const redis = client();
@@ -66,7 +67,7 @@ describe('core atomicity', () => {
     expect(await redis.scard(k.inring)).toBe(0);
     const kept = await redis.zrange(k.completed, 0, -1);
     for (const id of kept) {
-      const [att, made, st] = await redis.hmget(k.jobBase + id, 'att', 'made', 'st');
+      const [att, made, st] = await redis.hmget(k.jobBase + id, JobField.attemptsStarted, JobField.attemptsMade, JobField.state);
       expect([att, made, st]).toEqual(['1', '1', 'c']);
     }
     // Exactly one hash per job: none leaked, none lost.

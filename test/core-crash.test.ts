@@ -8,6 +8,7 @@ import { Queue, Worker, StaleJobError, type Job } from '../src/index.js';
 import { errorFromCode } from '../src/core/errors.js';
 import { scripts } from '../src/scripts/index.js';
 import { client, keysOf, qname, redisUrl, sleep, snapshot, waitFor } from './helpers.js';
+import { JobField } from '../src/core/fields.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/crash-worker.mjs', import.meta.url));
 const REGISTER = fileURLToPath(new URL('./fixtures/register-ts.mjs', import.meta.url));
@@ -76,7 +77,7 @@ describe('core crash recovery', () => {
     children.push(dead);
     const held = await started(dead);
     expect(held).toEqual({ id: job.id, token: '1' });
-    expect(await redis.hmget(k.jobBase + job.id, 'st', 'att')).toEqual(['a', '1']);
+    expect(await redis.hmget(k.jobBase + job.id, JobField.state, JobField.attemptsStarted)).toEqual(['a', '1']);
 
     // A second worker sweeps for stalls every 100 ms. While the child lives it renews its lease,
     // so the job is not taken from it, even well past one lockDuration.
@@ -92,7 +93,7 @@ describe('core crash recovery', () => {
     survivor.on('stalled', (id: string) => stalledEvents.push(id));
     await sleep(2500);
     expect(runs).toEqual([]);
-    expect(await redis.hmget(k.jobBase + job.id, 'st', 'att')).toEqual(['a', '1']);
+    expect(await redis.hmget(k.jobBase + job.id, JobField.state, JobField.attemptsStarted)).toEqual(['a', '1']);
 
     dead.child.kill('SIGKILL');
     await dead.exited;

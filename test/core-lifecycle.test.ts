@@ -11,6 +11,7 @@ import { scripts } from '../src/scripts/index.js';
 import { client, keysOf, qname, redisUrl, sleep, snapshot, waitFor } from './helpers.js';
 // @ts-expect-error plain ESM helper without types
 import { startRedisServer } from '../scripts/redis-server.mjs';
+import { JobField, MetaField } from '../src/core/fields.js';
 
 /** Local and Redis clocks are the same machine's; 2 ms covers rounding to whole ms. */
 const SLACK = 2;
@@ -352,7 +353,7 @@ describe('core lifecycle', () => {
         const fetched = (await q.getJob(job.id))!;
         expect(fetched.opts.lifo).toBe(given.lifo);
         expect(fetched.opts.delay).toBe(given.delay);
-        expect(await redis.hget(q.keys.jobBase + job.id, 'opts')).toBe(stored);
+        expect(await redis.hget(q.keys.jobBase + job.id, JobField.opts)).toBe(stored);
       }
     }
   });
@@ -381,7 +382,7 @@ describe('core lifecycle', () => {
         expect(j.opts.attempts).toBe(3);
       }
       // The opts JSON in the hash does not repeat them.
-      expect(await redis.hget(q.keys.jobBase + job.id, 'opts')).toBe('{"attempts":3}');
+      expect(await redis.hget(q.keys.jobBase + job.id, JobField.opts)).toBe('{"attempts":3}');
     }
   });
 
@@ -533,7 +534,7 @@ describe('core lifecycle', () => {
     worker(q.name, async (job) => {
       if (job.data.fail) throw new Error('x');
     }, { concurrency: 50 });
-    const settled = () => waitFor(async () => (await redis.hget(k.meta, 'ready')) === '0' && (await redis.zcard(k.active)) === 0);
+    const settled = () => waitFor(async () => (await redis.hget(k.meta, MetaField.ready)) === '0' && (await redis.zcard(k.active)) === 0);
     const run = async (jobs: Array<{ fail?: boolean; opts?: object }>) => {
       const added = await q.addBulk(jobs.map((j) => ({ name: 'r', data: { fail: !!j.fail }, opts: j.opts })));
       await settled();
@@ -546,8 +547,8 @@ describe('core lifecycle', () => {
       { name: 'd', data: {}, opts: { delay: 60_000 } },
       { name: 'd', data: {}, opts: { delay: 60_000, removeOnComplete: 5, removeOnFail: { age: 2, count: 7 } } },
     ]);
-    expect(await redis.hmget(k.jobBase + dflt.id, 'kc', 'ka', 'kfc', 'kfa')).toEqual([null, null, null, null]);
-    expect(await redis.hmget(k.jobBase + custom.id, 'kc', 'ka', 'kfc', 'kfa')).toEqual(['5', null, '7', '2000']);
+    expect(await redis.hmget(k.jobBase + dflt.id, JobField.keepCompletedCount, JobField.keepCompletedAge, JobField.keepFailedCount, JobField.keepFailedAge)).toEqual([null, null, null, null]);
+    expect(await redis.hmget(k.jobBase + custom.id, JobField.keepCompletedCount, JobField.keepCompletedAge, JobField.keepFailedCount, JobField.keepFailedAge)).toEqual(['5', null, '7', '2000']);
     await custom.remove();
     await dflt.remove();
 

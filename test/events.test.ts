@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { Job, Queue, QueueEvents, ValidationError, Worker, ClosedError, JobNotFoundError } from '../src/index.js';
 import { scripts } from '../src/scripts/index.js';
 import { client, keysOf, qname, redisUrl, sleep, waitFor } from './helpers.js';
+import { JobField, MetaField } from '../src/core/fields.js';
 
 type Seen = { event: string; args: any; id: string };
 
@@ -266,7 +267,7 @@ describe('QueueEvents', () => {
     // A bulk add's ready jobs share an entry per script call; awaited single adds write one each.
     await q.addBulk(Array.from({ length: 1000 }, (_, i) => ({ name: 'j', data: i })));
     for (let i = 0; i < 400; i++) await q.add('one', i);
-    expect(await c.hget(q.keys.meta, 'evmax')).toBe('100');
+    expect(await c.hget(q.keys.meta, MetaField.eventsMaxLen)).toBe('100');
     const len = await c.xlen(q.keys.events);
     // XADD MAXLEN ~ trims whole stream nodes (100 entries each by default), so the length
     // stays within one node of the cap rather than exactly at it.
@@ -275,7 +276,7 @@ describe('QueueEvents', () => {
     // default cap is 10000 and is not written
     const other = queue(qname('ev5b'));
     await other.add('j', {});
-    expect(await c.hget(other.keys.meta, 'evmax')).toBeNull();
+    expect(await c.hget(other.keys.meta, MetaField.eventsMaxLen)).toBeNull();
 
     const bad = qname('ev5c');
     for (const streams of [{ events: { maxLen: -1 } }, { events: { maxLen: 1.5 } }, { events: 'x' }, 5]) {
@@ -350,7 +351,7 @@ describe('QueueEvents', () => {
       get(target, prop, receiver) {
         if (prop === 'hmget') {
           return async (...args: unknown[]) => {
-            const before = await (target as Redis).hmget(args[0] as string, 'st', 'rv', 'err');
+            const before = await (target as Redis).hmget(args[0] as string, JobField.state, JobField.returnValue, JobField.failedReason);
             const r = await scripts.complete(ctx, {
               id: claimed.id, token, returnValue: '"done"', fetch: 0, leaseMs: 1000, maxEventValueBytes: 16384,
             });

@@ -14,6 +14,7 @@
 import type { Redis } from 'ioredis';
 import type { QueueKeys } from '../src/core/keys.js';
 import type { LaneSnapshot } from './lane-invariant.js';
+import { MetaField } from '../src/core/fields.js';
 
 export interface TurnState {
   /** Lanes of the claimed jobs, in claim order. */
@@ -25,7 +26,7 @@ export interface TurnState {
 
 /** What a claim reads besides the snapshot: the turn state and the lanes' rate counters. */
 export async function readTurnInputs(c: Redis, keys: QueueKeys, s: LaneSnapshot): Promise<{ tl: string; tk: number; used: Map<string, number> }> {
-  const [tl, tk] = await c.hmget(keys.meta, 'tl', 'tk');
+  const [tl, tk] = await c.hmget(keys.meta, MetaField.turnLane, MetaField.turnLeft);
   const used = new Map<string, number>();
   for (const lane of s.rate.keys()) used.set(lane, Number((await c.get(keys.lrateBase + lane)) ?? 0));
   return { tl: tl ?? '', tk: Number(tk ?? 0), used };

@@ -9,6 +9,7 @@ import { scripts } from '../src/scripts/index.js';
 import { client } from './helpers.js';
 import { assertLaneInvariant } from './lane-invariant.js';
 import { claimLanes, ctxOf, LaneRig } from './fixtures/lanes-util.js';
+import { JobField } from '../src/core/fields.js';
 
 const rig = new LaneRig();
 const c = client();
@@ -49,9 +50,9 @@ describe('addBulk over many lanes', () => {
       { name: 'f', data: { v: 2 }, opts: { lane: 'k2', ...dedup } },
       { name: 'y', data: { v: 3 }, opts: { lane: 'k4' } },
     ]);
-    const follower = await c.hget(`${q.keys.jobBase}${holder.id}`, 'pid');
+    const follower = await c.hget(`${q.keys.jobBase}${holder.id}`, JobField.parentId);
     expect(follower).toBeTruthy();
-    expect(await c.hmget(`${q.keys.jobBase}${follower}`, 'lane', 'st', 'dka')).toEqual(['k2', 'h', holder.id]);
+    expect(await c.hmget(`${q.keys.jobBase}${follower}`, JobField.lane, JobField.state, JobField.dedupFollows)).toEqual(['k2', 'h', holder.id]);
     expect(await c.lrange(q.keys.ring, 0, -1)).toEqual(['k3', 'k4']);
     await assertLaneInvariant(c, q.keys);
   });

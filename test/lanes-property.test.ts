@@ -17,6 +17,7 @@ import { scripts, type ClaimedJob, type ScriptContext } from '../src/scripts/ind
 import { client, qname, sleep } from './helpers.js';
 import { assertLaneInvariant, readLaneState } from './lane-invariant.js';
 import { predictClaim, readTurnInputs, type TurnState } from './lane-model.js';
+import { JobField, MetaField } from '../src/core/fields.js';
 
 const LANES = ['default', 'x:weight', 'ünï😀', 'b'];
 const PRIOS = [0, 0, 1, 2, 5, 2097151];
@@ -120,7 +121,7 @@ describe('lane bookkeeping under random operations', () => {
       for (const j of claimed) {
         const prio = Number(field(j, 'prio'));
         // The arrival stamp stays in the job hash (the claim's reply leaves it out).
-        const member = (await c.hget(ctx.keys.jobBase + j.id, 'sq')) + j.id;
+        const member = (await c.hget(ctx.keys.jobBase + j.id, JobField.stamp)) + j.id;
         const before = prio < head.score || (prio === head.score && member < head.member);
         expect(before, `claimed ${member}@${prio} of ${name} but ${head.member}@${head.score} is still ahead`).toBe(true);
       }
@@ -131,7 +132,7 @@ describe('lane bookkeeping under random operations', () => {
   async function expectedTurns(ctx: ScriptContext, n: number): Promise<TurnState | undefined> {
     // Delayed jobs here are due in 1,000,000 ms or were due at once (promoted by this claim).
     const due = await c.zrangebyscore(ctx.keys.delayed, '-inf', Date.now() + 60_000, 'LIMIT', 0, 1);
-    if ((await c.hget(ctx.keys.meta, 'paused')) === '1' || due.length > 0) return undefined;
+    if ((await c.hget(ctx.keys.meta, MetaField.paused)) === '1' || due.length > 0) return undefined;
     const s = await readLaneState(c, ctx.keys);
     return predictClaim(s, await readTurnInputs(c, ctx.keys, s), n);
   }
@@ -160,7 +161,7 @@ describe('lane bookkeeping under random operations', () => {
         take(r.jobs);
         await checkClaimed(ctx, r.jobs);
         if (want) {
-          const [tl, tk] = await c.hmget(ctx.keys.meta, 'tl', 'tk');
+          const [tl, tk] = await c.hmget(ctx.keys.meta, MetaField.turnLane, MetaField.turnLeft);
           expect({ lanes: r.jobs.map((j) => field(j, 'lane')), ring: await c.lrange(ctx.keys.ring, 0, -1), tl: tl ?? '', tk: Number(tk ?? 0) },
             'claim turns as the one-rotation-per-turn model has them').toEqual(want);
         }
@@ -348,7 +349,7 @@ describe('the invariant checker', () => {
     await broken(() => c.srem(keys.inring, 'b'), () => c.sadd(keys.inring, 'b'), /inring/);
     await broken(() => c.sadd(keys.lpaused, 'b'), () => c.srem(keys.lpaused, 'b'), /serviceable/);
     await broken(() => c.hincrby(keys.lactive, 'a', 1), () => c.hincrby(keys.lactive, 'a', -1), /lactive\[a\]/);
-    await broken(() => c.hincrby(keys.meta, 'ready', 1), () => c.hincrby(keys.meta, 'ready', -1), /meta ready/);
+    await broken(() => c.hincrby(keys.meta, MetaField.ready, 1), () => c.hincrby(keys.meta, MetaField.ready, -1), /meta ready/);
     await broken(() => c.zrem(keys.lanes, 'b'), () => c.zadd(keys.lanes, 0, 'b'), /registry lacks/);
     await broken(() => c.zadd(keys.lanes, 0, 'ghost'), () => c.zrem(keys.lanes, 'ghost'), /idle lanes/);
   });

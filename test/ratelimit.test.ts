@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Job, Queue, QueueEvents, RateLimitError, ValidationError, Worker } from '../src/index.js';
 import { scripts } from '../src/scripts/index.js';
 import { client, qname, redisUrl, sleep, snapshot, waitFor } from './helpers.js';
+import { MetaField } from '../src/core/fields.js';
 
 /**
  * Tolerance for window checks, in ms. Rate windows are fixed: a window opens at the first
@@ -70,7 +71,7 @@ describe('rate limits and global concurrency', () => {
     };
     for (let i = 0; i < 3; i++) worker(name, fn, { concurrency: 5, limiter: { max, duration } });
     await waitFor(() => starts.length === 20, 20_000, 'all jobs started');
-    expect(await c.hmget(q.keys.meta, 'rlmax', 'rldur')).toEqual(['4', '250']);
+    expect(await c.hmget(q.keys.meta, MetaField.rateMax, MetaField.rateDuration)).toEqual(['4', '250']);
     const windows = checkWindows(starts, max, duration);
     expect(windows).toBe(5); // 20 jobs at 4 per window: the limit binds and nothing is lost
   });
@@ -80,7 +81,7 @@ describe('rate limits and global concurrency', () => {
     const q = queue(name);
     await expect(q.setGlobalConcurrency(0)).rejects.toThrow(ValidationError);
     await q.setGlobalConcurrency(3);
-    expect(await c.hget(q.keys.meta, 'conc')).toBe('3');
+    expect(await c.hget(q.keys.meta, MetaField.concurrency)).toBe('3');
     let inFlight = 0;
     let peak = 0;
     let done = 0;
@@ -101,7 +102,7 @@ describe('rate limits and global concurrency', () => {
     expect(peak).toBe(3); // used, and never exceeded
     expect(peakActive).toBeLessThanOrEqual(3);
     await q.setGlobalConcurrency(null);
-    expect(await c.hget(q.keys.meta, 'conc')).toBeNull();
+    expect(await c.hget(q.keys.meta, MetaField.concurrency)).toBeNull();
   });
 
   it('RateLimitError hands the job back to the front of its tier without using an attempt', async () => {
@@ -190,7 +191,7 @@ describe('rate limits and global concurrency', () => {
     checkWindows([...starts.a, ...starts.b], 5, duration);
     checkWindows(starts.a, 2, duration);
     await q.removeGlobalRateLimit();
-    expect(await c.hmget(q.keys.meta, 'rlmax', 'rldur')).toEqual([null, null]);
+    expect(await c.hmget(q.keys.meta, MetaField.rateMax, MetaField.rateDuration)).toEqual([null, null]);
   });
 
   it('validates limiter, rateLimit and setGlobalRateLimit', async () => {

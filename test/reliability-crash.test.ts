@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Queue } from '../src/index.js';
 import { checkLaneInvariant } from './lane-invariant.js';
 import { client, keysOf, qname, redisUrl, sleep } from './helpers.js';
+import { JobField } from '../src/core/fields.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/reliability-worker.mjs', import.meta.url));
 const REGISTER = fileURLToPath(new URL('./fixtures/register-ts.mjs', import.meta.url));
@@ -125,7 +126,7 @@ describe('reliability: worker processes killed with SIGKILL under load', () => {
       s.add(e.slice(at + 1));
     }
     const p = redis.pipeline();
-    for (const id of ids) p.hmget(k.jobBase + id, 'st', 'made', 'rv', 'att', 'stc');
+    for (const id of ids) p.hmget(k.jobBase + id, JobField.state, JobField.attemptsMade, JobField.returnValue, JobField.attemptsStarted, JobField.stalledCounter);
     const hashes = (await p.exec())!.map(([err, v]) => {
       if (err) throw err;
       return v as Array<string | null>;

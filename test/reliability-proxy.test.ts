@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Job } from '../src/index.js';
 import { checkLaneInvariant } from './lane-invariant.js';
 import { client, keysOf, qname, redisUrl, sleep, waitFor } from './helpers.js';
+import { JobField } from '../src/core/fields.js';
 
 /** A cuttable TCP proxy to the test Redis. */
 class Proxy {
@@ -114,7 +115,7 @@ describe('reliability: connection cut and restored through a TCP proxy', () => {
     await waitFor(async () => (await redis.zcard(k.completed)) === 5, 15_000, 'held jobs to be settled after the restore');
     for (const j of held) {
       // Settled by the same execution: no recovery, no second attempt.
-      expect(await redis.hmget(k.jobBase + j.id, 'st', 'att', 'made', 'stc')).toEqual(['c', '1', '1', null]);
+      expect(await redis.hmget(k.jobBase + j.id, JobField.state, JobField.attemptsStarted, JobField.attemptsMade, JobField.stalledCounter)).toEqual(['c', '1', '1', null]);
     }
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.some((e) => /ECONNRESET|ECONNREFUSED|Connection is closed|closed/i.test(e.message))).toBe(true);
@@ -122,7 +123,7 @@ describe('reliability: connection cut and restored through a TCP proxy', () => {
     // The worker keeps working: jobs added after the restore are processed.
     const after = await queue.addBulk(Array.from({ length: 10 }, (_, i) => ({ name: 'after', data: { i } })));
     await waitFor(async () => (await redis.zcard(k.completed)) === 15, 15_000, 'jobs added after the restore');
-    for (const j of after) expect(await redis.hget(k.jobBase + j.id, 'st')).toBe('c');
+    for (const j of after) expect(await redis.hget(k.jobBase + j.id, JobField.state)).toBe('c');
     expect(runs.length).toBe(15);
     expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);
     expect(unhandled).toEqual([]);
@@ -194,7 +195,7 @@ describe('reliability: connection cut and restored through a TCP proxy', () => {
     expect(aborted.sort()).toEqual(held.map((j) => j.id).sort());
     expect(queueErrors.length).toBeGreaterThan(0); // the queue reported its lost connection too
     for (const j of held) {
-      const [st, att, made, rv] = await redis.hmget(k.jobBase + j.id, 'st', 'att', 'made', 'rv');
+      const [st, att, made, rv] = await redis.hmget(k.jobBase + j.id, JobField.state, JobField.attemptsStarted, JobField.attemptsMade, JobField.returnValue);
       expect({ st, att, made, rv }).toEqual({ st: 'c', att: '2', made: '1', rv: JSON.stringify('from-rescuer') });
     }
     expect(rescueRuns.sort()).toEqual(held.map((j) => `${j.id}:2`).sort());
@@ -203,7 +204,7 @@ describe('reliability: connection cut and restored through a TCP proxy', () => {
     const after = await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ name: 'after', data: { i } })));
     await waitFor(async () => (await redis.zcard(k.completed)) === 9, 15_000, 'jobs added after the restore');
     for (const id of [late.id, ...after.map((j) => j.id)]) {
-      expect(await redis.hmget(k.jobBase + id, 'st', 'rv')).toEqual(['c', JSON.stringify('from-cut-worker')]);
+      expect(await redis.hmget(k.jobBase + id, JobField.state, JobField.returnValue)).toEqual(['c', JSON.stringify('from-cut-worker')]);
     }
     expect(await queue.getJobCounts('failed', 'active', 'waiting')).toEqual({ failed: 0, active: 0, waiting: 0 });
     expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);

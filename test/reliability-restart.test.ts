@@ -13,6 +13,7 @@ import { checkLaneInvariant } from './lane-invariant.js';
 import { keysOf, qname, sleep, waitFor } from './helpers.js';
 // @ts-expect-error plain ESM helper without types
 import { startRedisServer, freePort } from '../scripts/redis-server.mjs';
+import { JobField } from '../src/core/fields.js';
 
 interface Server {
   url: string;
@@ -124,7 +125,7 @@ describe('reliability: Redis killed with SIGKILL and restarted (AOF, fsync alway
     closers.push(() => check.quit());
     const states = async () => {
       const p = check.pipeline();
-      for (const id of acked) p.hget(k.jobBase + id, 'st');
+      for (const id of acked) p.hget(k.jobBase + id, JobField.state);
       return (await p.exec())!.map(([, st]) => st as string | null);
     };
     await waitFor(async () => (await states()).every((st) => st === 'c'), 40_000, 'every acknowledged job to complete').catch(

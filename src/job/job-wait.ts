@@ -12,6 +12,7 @@ import { jobKey } from '../core/keys.js';
 import { jobError, withBullText } from './job-state.js';
 import { parseJson } from './job-json.js';
 import * as v from '../core/validate.js';
+import { JobField } from '../core/fields.js';
 
 /** Job.waitUntilFinished (see there). */
 export function waitUntilFinished<R>(ctx: JobContext, id: string, name: string, queueEvents: QueueEvents, ttl?: number): Promise<R> {
@@ -39,7 +40,7 @@ export function waitUntilFinished<R>(ctx: JobContext, id: string, name: string, 
       fn();
     };
     const fromHash = () =>
-      client.hget(jk, 'rv').then(
+      client.hget(jk, JobField.returnValue).then(
         (rv) => finish(() => resolve(parseJson(rv ?? undefined) as R)),
         (err: unknown) => finish(() => reject(err)),
       );
@@ -62,7 +63,7 @@ export function waitUntilFinished<R>(ctx: JobContext, id: string, name: string, 
     // after the read below is delivered to the listeners above.
     void (async () => {
       await events.waitUntilReady();
-      const [st, rv, err] = await client.hmget(jk, 'st', 'rv', 'err');
+      const [st, rv, err] = await client.hmget(jk, JobField.state, JobField.returnValue, JobField.failedReason);
       if (st === 'c') finish(() => resolve(parseJson(rv ?? undefined) as R));
       else if (st === 'f') finish(() => reject(new Error(err ?? '')));
       else if (st === null) {

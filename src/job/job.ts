@@ -35,6 +35,7 @@ export type { DependenciesOpts, DependencyOpts, JobDependencies, DependencyCount
 export { PRIORITY_LIMIT } from '../core/constants.js';
 export type { JobContext } from './job-context.js';
 import type { JobContext } from './job-context.js';
+import { JobField } from '../core/fields.js';
 
 
 /** BullMQ's retry options. */
@@ -125,50 +126,50 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       const h = opts as Record<string, string>;
       this.ctx = name as JobContext;
       this.id = data as string;
-      this.name = (h.name ?? '') as NameType;
-      this.#rawData = h.data ?? '{}';
-      this.priority = Number(h.prio ?? 0);
-      this.lane = h.lane ?? DEFAULT_LANE;
+      this.name = (h[JobField.name] ?? '') as NameType;
+      this.#rawData = h[JobField.data] ?? '{}';
+      this.priority = Number(h[JobField.priority] ?? 0);
+      this.lane = h[JobField.lane] ?? DEFAULT_LANE;
       // attempts is stored when not 1, and the options the hash has fields for are not stored
       // (options.ts storedOptions): job.opts shows them like BullMQ's.
-      const o: JobOptions = { attempts: 0, ...(parseJson(h.opts) as JobOptions | undefined) };
+      const o: JobOptions = { attempts: 0, ...(parseJson(h[JobField.opts]) as JobOptions | undefined) };
       // The priority given at add (opr, kept by changePriority.lua), as BullMQ's opts show it.
-      const givenPrio = h.opr ?? h.prio;
+      const givenPrio = h[JobField.priorityAdded] ?? h[JobField.priority];
       if (givenPrio !== undefined && givenPrio !== '0') o.priority = Number(givenPrio);
-      if (h.lane !== undefined && h.lane !== DEFAULT_LANE) o.lane = h.lane;
-      const added = h.odl ?? h.delay;
+      if (h[JobField.lane] !== undefined && h[JobField.lane] !== DEFAULT_LANE) o.lane = h[JobField.lane];
+      const added = h[JobField.delayAdded] ?? h[JobField.delay];
       if (added !== undefined && added !== '0') o.delay = Number(added);
-      if (h.lifo === '1') o.lifo = true;
-      const keepDone = retentionOption(h.kc, h.ka, DEFAULT_KEEP_COMPLETED);
+      if (h[JobField.lifo] === '1') o.lifo = true;
+      const keepDone = retentionOption(h[JobField.keepCompletedCount], h[JobField.keepCompletedAge], DEFAULT_KEEP_COMPLETED);
       if (keepDone !== undefined) o.removeOnComplete = keepDone;
-      const keepFailed = retentionOption(h.kfc, h.kfa, DEFAULT_KEEP_FAILED);
+      const keepFailed = retentionOption(h[JobField.keepFailedCount], h[JobField.keepFailedAge], DEFAULT_KEEP_FAILED);
       if (keepFailed !== undefined) o.removeOnFail = keepFailed;
       this.opts = o;
-      this.delay = Number(h.delay ?? 0);
-      this.attemptsMade = Number(h.made ?? 0);
-      this.attemptsStarted = Number(h.att ?? 0);
-      if (h.atb !== undefined) {
-        this.atb = Number(h.atb);
+      this.delay = Number(h[JobField.delay] ?? 0);
+      this.attemptsMade = Number(h[JobField.attemptsMade] ?? 0);
+      this.attemptsStarted = Number(h[JobField.attemptsStarted] ?? 0);
+      if (h[JobField.attemptsStartedBase] !== undefined) {
+        this.atb = Number(h[JobField.attemptsStartedBase]);
         this.attemptsStarted -= this.atb;
       }
-      this.stalledCounter = Number(h.stc ?? 0);
-      this.progress = parseJson(h.prog) ?? 0;
-      this.returnvalue = (h.rv === undefined ? null : parseJson(h.rv)) as ReturnType;
-      this.failedReason = h.err as string;
-      this.stacktrace = (parseJson(h.stack) as string[] | undefined) ?? [];
-      this.timestamp = Number(h.ts ?? 0);
-      this.processedOn = num(h.pOn);
-      this.finishedOn = num(h.fOn);
-      this.stateCode = h.st;
-      if (h.pid !== undefined) {
-        const queueKey = `${h.ppx}:${h.pq}`;
-        this.parentKey = `${queueKey}:${h.pid}`;
-        this.parent = h.pol === 'f' ? { id: h.pid, queueKey, fpof: true } : h.pol === 'i' ? { id: h.pid, queueKey, idof: true } : { id: h.pid, queueKey };
+      this.stalledCounter = Number(h[JobField.stalledCounter] ?? 0);
+      this.progress = parseJson(h[JobField.progress]) ?? 0;
+      this.returnvalue = (h[JobField.returnValue] === undefined ? null : parseJson(h[JobField.returnValue])) as ReturnType;
+      this.failedReason = h[JobField.failedReason] as string;
+      this.stacktrace = (parseJson(h[JobField.stacktrace]) as string[] | undefined) ?? [];
+      this.timestamp = Number(h[JobField.timestamp] ?? 0);
+      this.processedOn = num(h[JobField.processedOn]);
+      this.finishedOn = num(h[JobField.finishedOn]);
+      this.stateCode = h[JobField.state];
+      if (h[JobField.parentId] !== undefined) {
+        const queueKey = `${h[JobField.parentPrefix]}:${h[JobField.parentQueue]}`;
+        this.parentKey = `${queueKey}:${h[JobField.parentId]}`;
+        this.parent = h[JobField.parentPolicy] === 'f' ? { id: h[JobField.parentId], queueKey, fpof: true } : h[JobField.parentPolicy] === 'i' ? { id: h[JobField.parentId], queueKey, idof: true } : { id: h[JobField.parentId], queueKey };
       }
-      this.repeatJobKey = h.sid;
+      this.repeatJobKey = h[JobField.schedulerId];
       if (o.deduplication !== undefined) this.deduplicationId = o.deduplication.id;
-      if (h.pb !== undefined) this.processedBy = h.pb;
-      if (h.dfail !== undefined) this.deferredFailure = `child ${logicalJobName(h.dfail)} failed`;
+      if (h[JobField.processedBy] !== undefined) this.processedBy = h[JobField.processedBy];
+      if (h[JobField.deferredFailure] !== undefined) this.deferredFailure = `child ${logicalJobName(h[JobField.deferredFailure])} failed`;
       return;
     }
     // BullMQ's constructor: an unsaved job of this queue (Job.create saves one).
@@ -504,7 +505,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** Current state, read from Redis ('unknown' when the job does not exist). */
   async getState(): Promise<JobState> {
-    const [st, prio] = await this.ctx.client.hmget(jobKey(this.ctx.keys, this.id), 'st', 'prio');
+    const [st, prio] = await this.ctx.client.hmget(jobKey(this.ctx.keys, this.id), JobField.state, JobField.priority);
     return stateName(st ?? undefined, Number(prio ?? 0));
   }
 

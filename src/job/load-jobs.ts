@@ -4,6 +4,7 @@ import * as v from '../core/validate.js';
 import { rangeArgs, rangeIds, validateStates, RANGE_PAGE, type ListKind } from '../ops/inspect.js';
 import { Job } from './job.js';
 import type { JobContext } from './job-context.js';
+import { MetaField } from '../core/fields.js';
 
 /**
  * Jobs in the given states, the operator's view (CLI, dashboard, clean): `paused` lists the
@@ -22,7 +23,7 @@ export async function getJobs(
   const [s0, e0] = rangeArgs(start, end);
   v.boolean('asc', asc);
   const { client, keys } = ctx;
-  const paused = (await client.hget(keys.meta, 'paused')) === '1';
+  const paused = (await client.hget(keys.meta, MetaField.paused)) === '1';
   const ids: string[] = [];
   for (const s of wanted) {
     if ((s === 'waiting' && paused) || (s === 'paused' && !paused)) continue;

@@ -29,6 +29,7 @@ import { missingParentError } from './cross-parents.js';
 import { lifecycleScripts, type FlowNodeArgs } from '../scripts/lifecycle.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
 import * as v from '../core/validate.js';
+import { JobField } from '../core/fields.js';
 
 /**
  * Job options in a flow: the usual ones, with BullMQ's rules — `deduplication` only on a flow
@@ -386,11 +387,11 @@ export class FlowProducer extends EventEmitter {
       att: '0', made: '0', ts: String(a.timestamp ?? Date.now()), st: a.children.length > 0 ? 'h' : a.delay > 0 ? 'd' : 'w',
     };
     if (a.parent) Object.assign(h, { pid: a.parent.id, pk: a.parent.key, pq: a.parent.queue, ppx: a.parent.prefix });
-    if (a.policy) h.pol = a.policy;
-    if (a.keepCompleted[0] !== DEFAULT_KEEP_COUNT) h.kc = String(a.keepCompleted[0]);
-    if (a.keepCompleted[1] > 0) h.ka = String(a.keepCompleted[1]);
-    if (a.keepFailed[0] !== DEFAULT_KEEP_COUNT) h.kfc = String(a.keepFailed[0]);
-    if (a.keepFailed[1] > 0) h.kfa = String(a.keepFailed[1]);
+    if (a.policy) h[JobField.parentPolicy] = a.policy;
+    if (a.keepCompleted[0] !== DEFAULT_KEEP_COUNT) h[JobField.keepCompletedCount] = String(a.keepCompleted[0]);
+    if (a.keepCompleted[1] > 0) h[JobField.keepCompletedAge] = String(a.keepCompleted[1]);
+    if (a.keepFailed[0] !== DEFAULT_KEEP_COUNT) h[JobField.keepFailedCount] = String(a.keepFailed[0]);
+    if (a.keepFailed[1] > 0) h[JobField.keepFailedAge] = String(a.keepFailed[1]);
     const job = Job.fromHash(this.ctxFor(p.keys), a.id, h);
     return p.children.length > 0 ? { job, children: p.children.map((c) => this.toNode(c)) } : { job };
   }

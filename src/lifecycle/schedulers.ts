@@ -22,6 +22,7 @@ import { schedulerKey, type QueueKeys } from '../core/keys.js';
 import { normalizeJobOptions, storedOptions, type JobOptions, type RepeatStrategy } from '../core/options.js';
 import { lifecycleScripts, type SchedulerSlotReply } from '../scripts/lifecycle.js';
 import * as v from '../core/validate.js';
+import { JobField, SchedulerField } from '../core/fields.js';
 
 /** When a scheduler fires: exactly one of `every` and `pattern` (BullMQ's RepeatOptions). */
 export interface RepeatOptions {
@@ -276,7 +277,7 @@ export async function upsertJobScheduler(
  * (see advanceScheduler.lua). Safe to call any time, from any number of workers at once.
  */
 export async function advanceScheduler(client: RedisClient, keys: QueueKeys, id: string, strategy?: RepeatStrategy): Promise<SchedulerSlotReply> {
-  const res = await client.multi().hmget(schedulerKey(keys, id), 'ver', 'next', 'pattern', 'tz', 'name').time().exec();
+  const res = await client.multi().hmget(schedulerKey(keys, id), SchedulerField.version, SchedulerField.next, SchedulerField.pattern, SchedulerField.tz, SchedulerField.name).time().exec();
   const [ver, next, pattern, tz, name] = res![0][1] as Array<string | null>;
   const [sec, usec] = res![1][1] as [string, string];
   if (ver === null || next === null) return { status: -1 };
@@ -310,9 +311,9 @@ export async function repairSchedulers(client: RedisClient, keys: QueueKeys, bud
 /** The template's options as given: the stored JSON plus those kept in their own fields. */
 function templateOptions(h: Record<string, string>, stored: unknown): JobOptions {
   const opts: JobOptions = { ...(stored && typeof stored === 'object' ? (stored as JobOptions) : {}) };
-  if (h.prio && h.prio !== '0') opts.priority = Number(h.prio);
-  if (h.lane && h.lane !== 'default') opts.lane = h.lane;
-  if (h.lifo === '1') opts.lifo = true;
+  if (h[JobField.priority] && h[JobField.priority] !== '0') opts.priority = Number(h[JobField.priority]);
+  if (h[JobField.lane] && h[JobField.lane] !== 'default') opts.lane = h[JobField.lane];
+  if (h[JobField.lifo] === '1') opts.lifo = true;
   return opts;
 }
 
@@ -325,28 +326,28 @@ function toJson(id: string, h: Record<string, string>): JobSchedulerJson {
       return s;
     }
   };
-  const out: JobSchedulerJson = { key: id, id, name: h.name ?? id, iterationCount: Number(h.cnt ?? 0), next: Number(h.next ?? 0) };
-  const start = num(h.start);
-  const end = num(h.end);
-  const limit = num(h.limit);
+  const out: JobSchedulerJson = { key: id, id, name: h[JobField.name] ?? id, iterationCount: Number(h[SchedulerField.count] ?? 0), next: Number(h[SchedulerField.next] ?? 0) };
+  const start = num(h[SchedulerField.start]);
+  const end = num(h[SchedulerField.end]);
+  const limit = num(h[SchedulerField.limit]);
   if (limit !== undefined) out.limit = limit;
   if (start !== undefined) out.startDate = start;
   if (end !== undefined) out.endDate = end;
-  if (h.tz) out.tz = h.tz;
-  if (h.pattern) out.pattern = h.pattern;
-  if (h.every) {
-    out.every = Number(h.every);
-    out.offset = ((Number(h.anchor ?? h.next) % out.every) + out.every) % out.every;
+  if (h[SchedulerField.tz]) out.tz = h[SchedulerField.tz];
+  if (h[SchedulerField.pattern]) out.pattern = h[SchedulerField.pattern];
+  if (h[SchedulerField.every]) {
+    out.every = Number(h[SchedulerField.every]);
+    out.offset = ((Number(h[SchedulerField.anchor] ?? h[SchedulerField.next]) % out.every) + out.every) % out.every;
   } else {
     out.offset = 0;
   }
   // BullMQ shows a template only for data other than {} or options.
-  const opts = templateOptions(h, parse(h.opts));
-  const hasData = h.data !== undefined && h.data !== '{}';
+  const opts = templateOptions(h, parse(h[JobField.opts]));
+  const hasData = h[JobField.data] !== undefined && h[JobField.data] !== '{}';
   const hasOpts = Object.keys(opts).length > 0;
   if (hasData || hasOpts) {
     out.template = {};
-    if (hasData) out.template.data = parse(h.data);
+    if (hasData) out.template.data = parse(h[JobField.data]);
     if (hasOpts) out.template.opts = opts;
   }
   return out;
@@ -355,7 +356,7 @@ function toJson(id: string, h: Record<string, string>): JobSchedulerJson {
 export async function getJobScheduler(client: RedisClient, keys: QueueKeys, id: unknown): Promise<JobSchedulerJson | undefined> {
   const sid = v.nonEmptyString('jobSchedulerId', id);
   const h = await client.hgetall(schedulerKey(keys, sid));
-  if (!h || h.next === undefined) return undefined;
+  if (!h || h[SchedulerField.next] === undefined) return undefined;
   return toJson(sid, h);
 }
 

@@ -5,6 +5,7 @@
 import type { RedisClient } from '../core/connection.js';
 import { jobKey, laneKey, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
+import { MetaField } from '../core/fields.js';
 
 export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'paused', 'waiting-children'] as const;
 export type JobStateName = (typeof JOB_STATES)[number];
@@ -23,7 +24,7 @@ export async function getJobCounts(client: RedisClient, keys: QueueKeys, states:
   const wanted = validateStates(states);
   const r = await client
     .multi()
-    .hmget(keys.meta, 'ready', 'readyP', 'paused')
+    .hmget(keys.meta, MetaField.ready, MetaField.readyPrioritized, MetaField.paused)
     .zcard(keys.active)
     .zcard(keys.delayed)
     .zcard(keys.completed)
@@ -205,7 +206,7 @@ export function rangeArgs(start: unknown, end: unknown): [number, number] {
 
 /** Number of members of each list kind (one MULTI); `ready`/`readyP` come from the meta counters. */
 export async function kindCounts(client: RedisClient, keys: QueueKeys, kinds: readonly ListKind[]): Promise<number[]> {
-  const m = client.multi().hmget(keys.meta, 'ready', 'readyP');
+  const m = client.multi().hmget(keys.meta, MetaField.ready, MetaField.readyPrioritized);
   for (const k of kinds) if (k !== 'ready' && k !== 'readyP') m.zcard(setKeyOf(keys, k));
   const r = (await m.exec())!;
   const [ready, readyP] = (r[0][1] as Array<string | null>).map((x) => Number(x ?? 0));

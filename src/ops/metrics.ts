@@ -17,6 +17,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RedisClient } from '../core/connection.js';
 import { jobKey, queueKeys, DEFAULT_PREFIX, type QueueKeys } from '../core/keys.js';
 import { getJobCounts, listLanes, listQueues, JOB_STATES, type JobCounts } from './inspect.js';
+import { JobField, MetaField } from '../core/fields.js';
 
 export interface MetricsOptions {
   /** Key prefix. Default 'emq' (or the queue's own prefix when a Queue is given). */
@@ -171,7 +172,7 @@ export class QueueMetrics {
   }
 
   private async collectGauges(queue: string, keys: QueueKeys): Promise<void> {
-    const [counts, paused] = await Promise.all([getJobCounts(this.client, keys) as Promise<JobCounts>, this.client.hget(keys.meta, 'paused')]);
+    const [counts, paused] = await Promise.all([getJobCounts(this.client, keys) as Promise<JobCounts>, this.client.hget(keys.meta, MetaField.paused)]);
     for (const state of JOB_STATES) this.jobs.set({ queue, state }, counts[state]);
     this.paused.set({ queue }, paused === '1' ? 1 : 0);
     const maxLanes = this.opts.maxLanes ?? 1000;
@@ -210,7 +211,7 @@ export class QueueMetrics {
     for (let i = 0; i < finished.length; i += PAGE) {
       const batch = finished.slice(i, i + PAGE);
       const p = this.client.pipeline();
-      for (const e of batch) p.hmget(jobKey(keys, e.jobId), 'ts', 'delay', 'pOn', 'fOn');
+      for (const e of batch) p.hmget(jobKey(keys, e.jobId), JobField.timestamp, JobField.delay, JobField.processedOn, JobField.finishedOn);
       const rows = (await p.exec()) ?? [];
       batch.forEach((e, k) => {
         (e.event === 'completed' ? this.completed : this.failed).inc({ queue });

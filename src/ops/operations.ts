@@ -13,6 +13,7 @@ import { getJobs, loadJobs } from '../job/load-jobs.js';
 import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { NotFoundError, UserError, type Target } from './target.js';
 import * as v from '../core/validate.js';
+import { JobField, MetaField } from '../core/fields.js';
 
 /** Opens a Queue on the target's client, refusing names that have no data (typos). */
 export async function openQueue(t: Target, name: string): Promise<Queue> {
@@ -41,7 +42,7 @@ export async function overview(t: Target, max = 1000): Promise<{ queues: QueueSu
   for (const name of names.slice(0, max)) {
     const keys = queueKeys(name, t.prefix);
     const counts = (await getJobCounts(t.client, keys)) as JobCounts;
-    queues.push({ name, paused: (await t.client.hget(keys.meta, 'paused')) === '1', counts });
+    queues.push({ name, paused: (await t.client.hget(keys.meta, MetaField.paused)) === '1', counts });
   }
   return { queues, truncated: names.length > max };
 }
@@ -71,7 +72,7 @@ export async function queueStatus(q: Queue, maxLanes = 1000): Promise<QueueStatu
   const [counts, paused, conc, lanes] = await Promise.all([
     getJobCounts(q.client, q.keys) as Promise<JobCounts>, // the operator's view, as queue lists show it
     q.isPaused(),
-    q.client.hget(q.keys.meta, 'conc'),
+    q.client.hget(q.keys.meta, MetaField.concurrency),
     allLanes(q, maxLanes),
   ]);
   return { name: q.name, paused, counts, globalConcurrency: conc === null ? null : Number(conc), lanes: lanes.lanes, lanesTruncated: lanes.truncated };
@@ -164,7 +165,7 @@ async function jobsInState(q: Queue, state: JobStateName, lane: string | undefin
     if (page.length === 0) break;
     const p = q.client.pipeline();
     // A job hash leaves out the default lane: a job that exists (ts) without one is in it.
-    for (const id of page) p.hmget(jobKey(q.keys, id), 'lane', 'ts');
+    for (const id of page) p.hmget(jobKey(q.keys, id), JobField.lane, JobField.timestamp);
     const lanes = (await p.exec())!.map(([, r]) => {
       const [l, ts] = r as [string | null, string | null];
       return ts === null ? null : (l ?? DEFAULT_LANE);

@@ -15,6 +15,7 @@ import { DEFAULT_LANE } from '../core/options.js';
 import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { scripts } from '../scripts/index.js';
 import * as v from '../core/validate.js';
+import { MetaField } from '../core/fields.js';
 
 const raw = {
   setGroupDefaults: bindScript('setGroupDefaults'),
@@ -83,7 +84,7 @@ export async function removeGroupConcurrency(ctx: ScriptContext, id: unknown): P
 /** The group's concurrency: its own, else the Worker default, else null (no limit). */
 export async function getGroupConcurrency(ctx: ScriptContext, id: unknown): Promise<number | null> {
   const lane = groupId(id);
-  const [own, dflt] = await Promise.all([ctx.client.hget(ctx.keys.llimit, lane), ctx.client.hget(ctx.keys.meta, 'gconc')]);
+  const [own, dflt] = await Promise.all([ctx.client.hget(ctx.keys.llimit, lane), ctx.client.hget(ctx.keys.meta, MetaField.groupConcurrency)]);
   const s = own ?? (lane === DEFAULT_LANE ? null : dflt);
   return s === null ? null : Number(s);
 }
@@ -186,7 +187,7 @@ export const GROUP_STATUSES: readonly GroupStatus[] = ['waiting', 'paused', 'lim
 async function laneStates(ctx: ScriptContext, lanes: readonly string[]): Promise<Array<{ id: string; status: GroupStatus | null; count: number }>> {
   if (lanes.length === 0) return [];
   const p = ctx.client.pipeline();
-  p.hget(ctx.keys.meta, 'gconc');
+  p.hget(ctx.keys.meta, MetaField.groupConcurrency);
   for (const lane of lanes) {
     p.zcard(laneKey(ctx.keys, lane));
     p.sismember(ctx.keys.lpaused, lane);

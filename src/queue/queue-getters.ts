@@ -20,6 +20,7 @@ import type { MetricsOptions } from '../ops/metrics.js';
 import * as v from '../core/validate.js';
 import * as schedulers from '../lifecycle/schedulers.js';
 import { toRepeatableJob, type RepeatableJob } from '../lifecycle/repeat.js';
+import { JobField, MetaField } from '../core/fields.js';
 
 /** echomq's version, as `metaValues.version` and getVersion() give it (`echomq:<version>`). */
 const VERSION: string = (() => {
@@ -262,7 +263,7 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
   /** One of BullMQ's states, or 'unknown' when there is no such job. */
   async getJobState(jobId: string): Promise<JobState | 'unknown'> {
     v.existingJobId(jobId);
-    const [st, prio] = await this.ctx.client.hmget(jobKey(this.keys, jobId), 'st', 'prio');
+    const [st, prio] = await this.ctx.client.hmget(jobKey(this.keys, jobId), JobField.state, JobField.priority);
     return stateName(st ?? undefined, Number(prio ?? 0));
   }
 
@@ -333,13 +334,13 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
 
   /** Queue-wide concurrency limit, or null when none is set. */
   async getGlobalConcurrency(): Promise<number | null> {
-    const n = await this.ctx.client.hget(this.keys.meta, 'conc');
+    const n = await this.ctx.client.hget(this.keys.meta, MetaField.concurrency);
     return n ? Number(n) : null;
   }
 
   /** Queue-wide rate limit `{ max, duration }` (meta rlmax/rldur), or null when none is set. */
   async getGlobalRateLimit(): Promise<{ max: number; duration: number } | null> {
-    const [max, duration] = await this.ctx.client.hmget(this.keys.meta, 'rlmax', 'rldur');
+    const [max, duration] = await this.ctx.client.hmget(this.keys.meta, MetaField.rateMax, MetaField.rateDuration);
     return max && duration ? { max: Number(max), duration: Number(duration) } : null;
   }
 
@@ -352,7 +353,7 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
   async getRateLimitTtl(maxJobs?: number): Promise<number> {
     if (maxJobs !== undefined) v.positiveInt('maxJobs', maxJobs);
     const [[, used], [, ttl], [, max]] = (await this.ctx.client.multi()
-      .get(this.keys.rate).pttl(this.keys.rate).hget(this.keys.meta, 'rlmax').exec()) as [
+      .get(this.keys.rate).pttl(this.keys.rate).hget(this.keys.meta, MetaField.rateMax).exec()) as [
       [unknown, string | null], [unknown, number], [unknown, string | null]];
     const limit = maxJobs ?? (max ? Number(max) : undefined);
     if (limit === undefined) return ttl;
@@ -361,13 +362,13 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
 
   /** True when the global concurrency limit is reached (active jobs ≥ the limit). */
   async isMaxed(): Promise<boolean> {
-    const [[, conc], [, active]] = (await this.ctx.client.multi().hget(this.keys.meta, 'conc').zcard(this.keys.active).exec()) as [
+    const [[, conc], [, active]] = (await this.ctx.client.multi().hget(this.keys.meta, MetaField.concurrency).zcard(this.keys.active).exec()) as [
       [unknown, string | null], [unknown, number]];
     return conc !== null && active >= Number(conc);
   }
 
   async isPaused(): Promise<boolean> {
-    return (await this.ctx.client.hget(this.keys.meta, 'paused')) === '1';
+    return (await this.ctx.client.hget(this.keys.meta, MetaField.paused)) === '1';
   }
 
   /**
@@ -376,7 +377,7 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
    * counters in the same hash are not part of it.
    */
   async getMeta(): Promise<QueueMeta> {
-    const [paused, conc, max, dur, evmax] = await this.ctx.client.hmget(this.keys.meta, 'paused', 'conc', 'rlmax', 'rldur', 'evmax');
+    const [paused, conc, max, dur, evmax] = await this.ctx.client.hmget(this.keys.meta, MetaField.paused, MetaField.concurrency, MetaField.rateMax, MetaField.rateDuration, MetaField.eventsMaxLen);
     const meta: QueueMeta = this.opts.skipMetasUpdate === true ? {} : { version: this.version };
     if (conc) meta.concurrency = Number(conc);
     // The default cap is what BullMQ's Queue writes at start; with skipMetasUpdate it wrote none.
@@ -419,7 +420,7 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
       [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
     if (!holder) return null;
     if (until !== null) return Number(until) > Number(sec) * 1000 + Math.floor(Number(usec) / 1000) ? holder : null;
-    const st = await c.hget(jobKey(this.keys, holder), 'st');
+    const st = await c.hget(jobKey(this.keys, holder), JobField.state);
     return st !== null && st !== 'c' && st !== 'f' ? holder : null; // live = not finished
   }
 

@@ -12,6 +12,7 @@ import { depsKey, jobKey, queueKeyPattern, queueKeys, unescapeQueueName, type Qu
 import { laneReadyIds } from '../ops/inspect.js';
 import { scripts } from '../scripts/index.js';
 import * as v from '../core/validate.js';
+import { JobField, MetaField } from '../core/fields.js';
 
 /** Jobs per drain/obliterate call by default: ~3 µs a job, so a call stays near 1.5 ms. */
 export const BATCH = 500;
@@ -150,7 +151,7 @@ export async function clean(
   const chunkSize = Math.min(BULLMQ_CLEAN_CHUNK, max);
   const codes: Partial<Record<CleanState, 'c' | 'f' | 'd' | 'a'>> = { completed: 'c', failed: 'f', delayed: 'd', active: 'a' };
   const state: 'w' | 'c' | 'f' | 'd' | 'a' = codes[type] ?? 'w';
-  const paused = (await ctx.client.hget(ctx.keys.meta, 'paused')) === '1';
+  const paused = (await ctx.client.hget(ctx.keys.meta, MetaField.paused)) === '1';
   const removed: string[] = [];
   let chunk: string[] = [];
   // BullMQ reads its wait list from the oldest end and lists those jobs newest first.
@@ -247,7 +248,7 @@ async function childrenOf(ctx: JobContext, keys: QueueKeys, id: string, pendingO
 export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, children: boolean, depth = 0): Promise<boolean> {
   // Active under a live lease (Redis clock). Once the lease expired nobody holds the job and it
   // can be removed, as BullMQ removes an active job whose lock is gone (lib/removal.lua).
-  const [[, st], [, deadline], [, time]] = (await ctx.client.multi().hget(jobKey(keys, id), 'st').zscore(keys.active, id).time().exec()) as [
+  const [[, st], [, deadline], [, time]] = (await ctx.client.multi().hget(jobKey(keys, id), JobField.state).zscore(keys.active, id).time().exec()) as [
     [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
   if (st === 'a' && (deadline === null || Number(deadline) >= Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000))) return true;
   if (!children || depth > 64) return false;

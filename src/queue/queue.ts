@@ -31,6 +31,7 @@ export type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
 export type { QueueOptions } from './queue-options.js';
 import type { QueueOptions } from './queue-options.js';
+import { JobField, MetaField } from '../core/fields.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
 const RATE_BLOCK = 2 ** 50;
@@ -143,7 +144,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       });
     }
     if (evmax !== undefined) {
-      this.setup = this.conn.client.hset(this.keys.meta, 'evmax', evmax);
+      this.setup = this.conn.client.hset(this.keys.meta, MetaField.eventsMaxLen, evmax);
       this.setup.catch(() => {}); // reported by the first add that awaits it
     }
     void checkEvictionPolicy(this.conn.client);
@@ -288,14 +289,14 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
       att: '0', made: '0', ts: String(a.timestamp ?? Date.now()), st: a.delay > 0 ? 'd' : 'w',
     };
-    if (a.lifo) h.lifo = '1';
+    if (a.lifo) h[JobField.lifo] = '1';
     // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
     const [kc, ka] = a.keepCompleted;
     const [kfc, kfa] = a.keepFailed;
-    if (kc !== DEFAULT_KEEP_COUNT) h.kc = String(kc);
-    if (ka > 0) h.ka = String(ka);
-    if (kfc !== DEFAULT_KEEP_COUNT) h.kfc = String(kfc);
-    if (kfa > 0) h.kfa = String(kfa);
+    if (kc !== DEFAULT_KEEP_COUNT) h[JobField.keepCompletedCount] = String(kc);
+    if (ka > 0) h[JobField.keepCompletedAge] = String(ka);
+    if (kfc !== DEFAULT_KEEP_COUNT) h[JobField.keepFailedCount] = String(kfc);
+    if (kfa > 0) h[JobField.keepFailedAge] = String(kfa);
     const p = a.parent;
     if (p) Object.assign(h, { pid: p.id, pk: p.key, pq: p.queue, ppx: p.prefix }, p.policy ? { pol: p.policy } : {});
     return Job.fromHash(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
@@ -357,12 +358,12 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async setGlobalRateLimit(max: number, duration: number): Promise<number> {
     v.integerIn('max', max, 1, 1_000_000_000);
     v.integerIn('duration', duration, 1, 86_400_000);
-    return this.ctx.client.hset(this.keys.meta, 'rlmax', max, 'rldur', duration);
+    return this.ctx.client.hset(this.keys.meta, MetaField.rateMax, max, MetaField.rateDuration, duration);
   }
 
   /** Removes the queue-wide rate limit; returns how many of its two fields were set (BullMQ's HDEL reply). */
   async removeGlobalRateLimit(): Promise<number> {
-    return this.ctx.client.hdel(this.keys.meta, 'rlmax', 'rldur');
+    return this.ctx.client.hdel(this.keys.meta, MetaField.rateMax, MetaField.rateDuration);
   }
 
   /**
@@ -371,12 +372,12 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
    */
   async setGlobalConcurrency(concurrency: number | null): Promise<number> {
     if (concurrency === null) return this.removeGlobalConcurrency();
-    return this.ctx.client.hset(this.keys.meta, 'conc', v.positiveInt('concurrency', concurrency));
+    return this.ctx.client.hset(this.keys.meta, MetaField.concurrency, v.positiveInt('concurrency', concurrency));
   }
 
   /** Removes the global concurrency limit; returns 1 when one was set. */
   async removeGlobalConcurrency(): Promise<number> {
-    return this.ctx.client.hdel(this.keys.meta, 'conc');
+    return this.ctx.client.hdel(this.keys.meta, MetaField.concurrency);
   }
 
   /**
@@ -385,7 +386,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
    */
   async rateLimit(expireTimeMs: number): Promise<void> {
     v.integerIn('expireTimeMs', expireTimeMs, 1, 86_400_000);
-    await this.ctx.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', expireTimeMs).hset(this.keys.meta, 'blk', '1').exec();
+    await this.ctx.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', expireTimeMs).hset(this.keys.meta, MetaField.rateBlock, '1').exec();
   }
 
   /** Ends a rate-limit window or block now; returns 1 when one was running (BullMQ's DEL reply). */

@@ -26,6 +26,7 @@ import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOp
 import { WorkerBase } from './worker-base.js';
 import { extendJobLocks, failedStack, failurePlan, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
 import { HeldJobs } from './worker-manual.js';
+import { MetaField } from '../core/fields.js';
 
 export type { WorkerOptions } from './worker-options.js';
 
@@ -419,7 +420,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     if (!this.limiter && !this.groupDefaults) return;
     for (let failures = 1; !this.stopping; failures++) {
       try {
-        if (this.limiter) await this.conn.client.hset(this.keys.meta, 'rlmax', this.limiter.max, 'rldur', this.limiter.duration);
+        if (this.limiter) await this.conn.client.hset(this.keys.meta, MetaField.rateMax, this.limiter.max, MetaField.rateDuration, this.limiter.duration);
         if (this.groupDefaults) await applyGroupDefaults(this.ctx, this.groupDefaults);
         return;
       } catch (err) {
