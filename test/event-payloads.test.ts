@@ -1,4 +1,4 @@
-// Pure unit tests of the entry → events expansion QueueEvents applies (src/event-payloads.ts).
+// Pure unit tests of the entry → events expansion QueueEvents applies (src/events/event-payloads.ts).
 import { describe, expect, it } from 'vitest';
 import { expandEntry } from '../src/events/event-payloads.js';
 

@@ -1,5 +1,5 @@
 /**
- * The worker of a sharded queue (src/sharded.ts): `new Worker(name, fn, { shards: n })` returns
+ * The worker of a sharded queue (src/cluster/sharded.ts): `new Worker(name, fn, { shards: n })` returns
  * a ShardedWorker.
  *
  * It runs one ordinary Worker per shard (`<name>#i`) over one shared command connection, so

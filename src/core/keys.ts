@@ -165,7 +165,7 @@ export const schedulerKey = (keys: QueueKeys, id: string): string => keys.schedB
 export const depsKey = (keys: QueueKeys, id: string): string => keys.depsBase + id;
 
 /**
- * Queue name of shard `index` of a sharded queue (src/sharded.ts): `<name>#<index>`, so shard i
+ * Queue name of shard `index` of a sharded queue (src/cluster/sharded.ts): `<name>#<index>`, so shard i
  * has the hash tag `{<name>#<index>}` and its own slot. A plain queue must not be named like a
  * shard of a sharded one.
  */

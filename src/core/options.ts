@@ -56,7 +56,7 @@ export interface JobOptions {
   sizeLimit?: number;
   /** Most log entries kept for the job (stored with its options). */
   keepLogs?: number;
-  /** The job's parent: it waits for this job as for a flow child (src/flows.ts). */
+  /** The job's parent: it waits for this job as for a flow child (src/lifecycle/flows.ts). */
   parent?: ParentOptions;
   /** When this child fails for good, its parent fails at once. */
   failParentOnFailure?: boolean;
@@ -354,7 +354,7 @@ const OWN_FIELD = new Set(['priority', 'lane', 'delay', 'lifo', 'removeOnComplet
  * The options stored with the job as JSON (what job.opts shows besides the hash's own fields):
  * what the user set, without the options that have fields of their own (retention: kc/ka/kfc/
  * kfa, which the scripts read; priority, lane, delay, lifo), attempts when not the
- * default 1, the normalised backoff and the trace context of the add (src/tracing.ts, read by
+ * default 1, the normalised backoff and the trace context of the add (src/ops/tracing.ts, read by
  * the worker's process span; not stored when the user set `telemetry.omitContext`). '' for
  * none, so the hash then has no opts field.
  */
@@ -410,7 +410,7 @@ export interface QueueCompatOptions {
   skipWaitingForReady?: boolean;
   /**
    * BullMQ: a Telemetry object (tracer, context manager). echomq traces through
-   * `@opentelemetry/api` when installed (src/tracing.ts); the object is accepted and not used.
+   * `@opentelemetry/api` when installed (src/ops/tracing.ts); the object is accepted and not used.
    */
   telemetry?: { tracer?: unknown; contextManager?: unknown; meter?: unknown };
   /** BullMQ: do not write the queue's meta at construction (here: the events cap, `streams`). */

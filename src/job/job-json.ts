@@ -1,5 +1,5 @@
 /**
- * Plain helpers of Job (src/job.ts): reading the stored hash's values, and BullMQ's JSON shapes
+ * Plain helpers of Job (src/job/job.ts): reading the stored hash's values, and BullMQ's JSON shapes
  * of a job (toJSON, asJSON, the JobJson that fromJSON takes, optsFromJSON).
  */
 import { isClient, type RedisClient } from '../core/redis-connection.js';

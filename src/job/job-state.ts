@@ -1,5 +1,5 @@
 /**
- * Plain helpers of Job (src/job.ts): state names, BullMQ's error texts for job commands, and
+ * Plain helpers of Job (src/job/job.ts): state names, BullMQ's error texts for job commands, and
  * how a BullMQ-style `queue` argument (an echomq Queue or Worker) leads to the Job context.
  */
 import { EchoError, errorFromCode, InvalidStateError, JobNotFoundError } from '../core/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Plain helpers of Job (src/job.ts): waiting for a job to finish through QueueEvents, and
+ * Plain helpers of Job (src/job/job.ts): waiting for a job to finish through QueueEvents, and
  * preparing jobs and log lines for their scripts.
  */
 import { checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions } from '../core/options.js';

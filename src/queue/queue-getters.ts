@@ -489,7 +489,7 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
    * Prometheus text. `exportPrometheusMetrics()` or `exportPrometheusMetrics(globalVariables)`
    * (a plain object of string label values, BullMQ's signature) gives BullMQ's text line for line
    * (bullmq_job_count per state, bullmq_job_completed_total, bullmq_job_failed_total, with the
-   * labels added to each series), followed by echomq's families (src/metrics.ts: per-lane
+   * labels added to each series), followed by echomq's families (src/ops/metrics.ts: per-lane
    * gauges, event-derived totals and latency histograms; `globalVariables` become their labels).
    * `exportPrometheusMetrics(opts: MetricsOptions)` (an object with prefix, queues, maxQueues,
    * maxLanes, maxEventsPerScrape or labels) gives echomq's families alone, as before.

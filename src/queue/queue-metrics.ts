@@ -2,7 +2,7 @@
  * BullMQ's per-minute job metrics (getMetrics) and its Prometheus text (exportPrometheusMetrics
  * with globalVariables). Read-only.
  *
- * Layout (src/keys.ts, written by workers with the `metrics` option, as BullMQ's workers do):
+ * Layout (src/core/keys.ts, written by workers with the `metrics` option, as BullMQ's workers do):
  * `metricsCompleted` is a hash { count: jobs finished so far, prevTS: ms of the last time a point
  * was pushed (or of the first finish), prevCount: count at that time }; `metricsCompletedData` a
  * list of per-minute counts, newest first, trimmed to maxDataPoints. When a job finishes in a
@@ -68,7 +68,7 @@ export function bullmqPrometheusText(
   return lines.join('\n');
 }
 
-/** Keys of echomq's MetricsOptions (src/metrics.ts): an object with one of them is echomq's options. */
+/** Keys of echomq's MetricsOptions (src/ops/metrics.ts): an object with one of them is echomq's options. */
 const METRICS_OPTION_KEYS = new Set(['prefix', 'queues', 'maxQueues', 'maxLanes', 'maxEventsPerScrape', 'labels']);
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The connections that serve a queue, read from CLIENT LIST (BullMQ's getWorkers and
  * getQueueEvents). A worker names its connection `clientName(keys)` or
- * `clientName(keys, ':w:' + name)`, a QueueEvents `clientName(keys, ':qe')` (src/keys.ts, BullMQ's
+ * `clientName(keys, ':w:' + name)`, a QueueEvents `clientName(keys, ':qe')` (src/core/keys.ts, BullMQ's
  * scheme), so BullMQ tools that read CLIENT LIST see echomq's workers too. Read-only.
  */
 import type { RedisClient } from '../core/connection.js';

@@ -14,7 +14,7 @@ const until = async (cond: () => Promise<boolean>) => {
 describe('getMetrics (BullMQ layout)', () => {
   it('reads the metrics hash and per-minute list as BullMQ does, from keys laid out by a BullMQ worker with metrics', async () => {
     // The layout a worker with `metrics: { maxDataPoints }` writes, taken from a BullMQ worker;
-    // echomq's workers write the same layout into keys.metricsCompleted/… (src/keys.ts).
+    // echomq's workers write the same layout into keys.metricsCompleted/… (src/core/keys.ts).
     let layout: Record<'completed' | 'failed', { hash: Record<string, string>; data: string[] }> | undefined;
     const WINDOWS: Array<[number, number]> = [[0, -1], [0, 0], [1, 2], [-2, -1], [5, 100], [2, 1]];
     const r = await sideBySide(async (lib, name, conn, side) => {

@@ -4,7 +4,7 @@
 -- every call stays bounded.
 local TRIM_BATCH = 16
 -- Retention when a job hash has no kc/kfc field: BullMQ's default, keep every finished job
--- (src/options.ts DEFAULT_KEEP_COMPLETED / DEFAULT_KEEP_FAILED); an absent age field means no
+-- (src/core/options.ts DEFAULT_KEEP_COMPLETED / DEFAULT_KEEP_FAILED); an absent age field means no
 -- age limit.
 local KEEP_COMPLETED = -1
 local KEEP_FAILED = -1
