@@ -10,3 +10,33 @@ export interface JobContext extends ScriptContext {
   /** Called after a progress update is stored (the Worker re-emits it as its 'progress' event). */
   readonly onProgress?: (job: object, progress: unknown) => void;
 }
+
+/**
+ * What the lock holder's calls (src/worker/worker-moves.ts) read and update on a job; `Job`
+ * has all of it. Structural, so that worker-moves needs no import of the Job class (job.ts
+ * imports worker-moves).
+ */
+export interface HeldJob {
+  readonly id: string;
+  name: string;
+  data: unknown;
+  opts: Record<string, any>;
+  progress: unknown;
+  delay: number;
+  priority: number;
+  timestamp: number;
+  attemptsStarted: number;
+  attemptsMade: number;
+  stalledCounter: number;
+  processedOn?: number;
+  finishedOn?: number;
+  returnvalue: unknown;
+  failedReason: string;
+  stacktrace: string[];
+  parentKey?: string;
+}
+
+/** The statics of the Job class a lock holder builds the next claimed job with. */
+export interface JobFactory {
+  fromFields(ctx: JobContext, id: string, fields: readonly string[]): HeldJob;
+}

@@ -10,7 +10,7 @@
  */
 import { retryPlan, type BackoffStrategy, type RetryPlan } from '../core/backoff.js';
 import { lockError, UnrecoverableError } from '../core/errors.js';
-import { Job, type JobContext } from '../job/job.js';
+import type { HeldJob, JobContext, JobFactory } from '../job/job-context.js';
 import { jobKey, queueKeys } from '../core/keys.js';
 import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
 import { scripts, type ClaimedJob, type ClaimReply } from '../scripts/index.js';
@@ -30,7 +30,7 @@ export interface WorkerHooks {
   /** A lock-holder call took the job out of `active`: stop renewing its lease. */
   released(jobId: string): void;
   /** A job claimed for `owner` by a fetchNext: the worker tracks it (lease renewal) and emits active. */
-  adopt(claimed: ClaimedJob, owner: string): Job;
+  adopt(claimed: ClaimedJob, owner: string): HeldJob;
 }
 
 /** A Job's context when a Worker made it. */
@@ -59,7 +59,7 @@ function token(value: unknown): string {
 }
 
 /** BullMQ's JobJson of a claimed job (data as its JSON string), with the Job itself attached. */
-export function jobJson(job: Job): Record<string, unknown> {
+export function jobJson(job: HeldJob): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: job.id, name: job.name, data: JSON.stringify(job.data ?? {}), opts: job.opts, progress: job.progress,
     delay: job.delay, priority: job.priority, timestamp: job.timestamp, attemptsStarted: job.attemptsStarted,
@@ -70,16 +70,17 @@ export function jobJson(job: Job): Record<string, unknown> {
   return out;
 }
 
-function nextTuple(ctx: JobContext, reply: ClaimReply, owner: string): NextJobTuple | [] {
+function nextTuple(job: HeldJob, ctx: JobContext, reply: ClaimReply, owner: string): NextJobTuple | [] {
   const cj = reply.jobs[0];
   // Nothing ready: BullMQ's empty reply, or the time the next delayed job is due.
   if (!cj) return reply.wakeInMs > 0 ? [null, 0, 0, Date.now() + reply.wakeInMs] : [];
   const hooks = hooksOf(ctx);
-  const next = hooks ? hooks.adopt(cj, owner) : Job.fromFields(ctx, cj.id, cj.fields);
+  // A job no worker made: the next one is built by the class of the job that asked (Job or a subclass).
+  const next = hooks ? hooks.adopt(cj, owner) : (job.constructor as unknown as JobFactory).fromFields(ctx, cj.id, cj.fields);
   return [jobJson(next), next.id, 0, 0];
 }
 
-async function afterFinish(ctx: JobContext, job: Job): Promise<void> {
+async function afterFinish(ctx: JobContext, job: HeldJob): Promise<void> {
   hooksOf(ctx)?.released(job.id);
   // Flows: a parent in another queue learns the outcome through this queue's outbox, before the
   // call returns (BullMQ's settle updates the parent in the same call): the caller may settle
@@ -87,7 +88,7 @@ async function afterFinish(ctx: JobContext, job: Job): Promise<void> {
   if (mayWriteOutbox(job.parentKey)) await drainOutbox(ctx.client, ctx.keys).catch(() => {});
 }
 
-export async function moveToCompleted(job: Job, ctx: JobContext, returnValue: unknown, owner: string, fetchNext = true): Promise<NextJobTuple | []> {
+export async function moveToCompleted(job: HeldJob, ctx: JobContext, returnValue: unknown, owner: string, fetchNext = true): Promise<NextJobTuple | []> {
   token(owner);
   const hooks = hooksOf(ctx);
   const json = v.encodeJson('returnvalue', returnValue === undefined ? null : returnValue, ctx.maxPayloadBytes);
@@ -102,18 +103,18 @@ export async function moveToCompleted(job: Job, ctx: JobContext, returnValue: un
   job.attemptsMade++;
   job.finishedOn = Date.now();
   await afterFinish(ctx, job);
-  return fetchNext ? nextTuple(ctx, r, owner) : [];
+  return fetchNext ? nextTuple(job, ctx, r, owner) : [];
 }
 
 /** The stack trace list a failed attempt stores: the job's, plus this error's, the newest stackTraceLimit (10). */
-export function failedStack(job: Job, err: Error): string {
+export function failedStack(job: HeldJob, err: Error): string {
   const limit = Number((job.opts as { stackTraceLimit?: number }).stackTraceLimit ?? 10);
   const all = [...job.stacktrace, err.stack ?? String(err)];
   return JSON.stringify(limit > 0 ? all.slice(-limit) : []);
 }
 
 /** What a failed attempt leads to, with the worker's maxStartedAttempts (no retry once reached). */
-export function failurePlan(job: Job, err: Error, hooks: Pick<WorkerHooks, 'strategies' | 'fallbackStrategy' | 'maxStartedAttempts'> | undefined): RetryPlan | Promise<RetryPlan> {
+export function failurePlan(job: HeldJob, err: Error, hooks: Pick<WorkerHooks, 'strategies' | 'fallbackStrategy' | 'maxStartedAttempts'> | undefined): RetryPlan | Promise<RetryPlan> {
   const plan = retryPlan(job, err, hooks?.strategies ?? {}, hooks?.fallbackStrategy);
   const max = hooks?.maxStartedAttempts;
   const cap = (p: RetryPlan): RetryPlan => {
@@ -124,7 +125,7 @@ export function failurePlan(job: Job, err: Error, hooks: Pick<WorkerHooks, 'stra
   return plan instanceof Promise ? plan.then(cap) : cap(plan);
 }
 
-export async function moveToFailed(job: Job, ctx: JobContext, err: Error, owner: string, fetchNext = false): Promise<NextJobTuple | []> {
+export async function moveToFailed(job: HeldJob, ctx: JobContext, err: Error, owner: string, fetchNext = false): Promise<NextJobTuple | []> {
   token(owner);
   if (!(err instanceof Error)) v.fail('err', 'an Error', err);
   const hooks = hooksOf(ctx);
@@ -145,10 +146,10 @@ export async function moveToFailed(job: Job, ctx: JobContext, err: Error, owner:
   if (plan.retryDelay < 0) job.finishedOn = Date.now();
   else if (plan.retryDelay > 0) job.delay = plan.retryDelay;
   await afterFinish(ctx, job);
-  return fetch ? nextTuple(ctx, r, owner) : [];
+  return fetch ? nextTuple(job, ctx, r, owner) : [];
 }
 
-export async function moveToDelayed(job: Job, ctx: JobContext, timestamp: number, owner?: string): Promise<void> {
+export async function moveToDelayed(job: HeldJob, ctx: JobContext, timestamp: number, owner?: string): Promise<void> {
   v.integerIn('timestamp', typeof timestamp === 'number' ? Math.floor(timestamp) : timestamp, 0, Number.MAX_SAFE_INTEGER, 'a time in ms since the epoch');
   if (owner !== undefined) token(owner);
   // BullMQ's argument is a time on the caller's clock; the due time is kept on the Redis clock.
@@ -159,7 +160,7 @@ export async function moveToDelayed(job: Job, ctx: JobContext, timestamp: number
   hooksOf(ctx)?.released(job.id);
 }
 
-export async function moveToWait(job: Job, ctx: JobContext, owner?: string): Promise<number> {
+export async function moveToWait(job: HeldJob, ctx: JobContext, owner?: string): Promise<number> {
   if (owner !== undefined) token(owner);
   const r = await scripts.moveToWaitAs(ctx, { id: job.id, owner: owner ?? '', fence: owner === undefined ? '' : String(job.attemptsStarted) });
   if (r < 0) throw lockError(r, 'moveJobFromActiveToWait', job.id);
@@ -178,7 +179,7 @@ function childKey(ctx: JobContext, child: { id?: unknown; queue?: unknown }): st
   return jobKey(queueKeys(queue.slice(i + 1), queue.slice(0, i)), id);
 }
 
-export async function moveToWaitingChildren(job: Job, ctx: JobContext, owner: string, opts: { child?: { id: string; queue: string } } = {}): Promise<boolean> {
+export async function moveToWaitingChildren(job: HeldJob, ctx: JobContext, owner: string, opts: { child?: { id: string; queue: string } } = {}): Promise<boolean> {
   token(owner);
   const o = v.plainObject('opts', opts);
   const child = o.child === undefined ? '' : childKey(ctx, v.plainObject('opts.child', o.child));
@@ -192,7 +193,7 @@ export async function moveToWaitingChildren(job: Job, ctx: JobContext, owner: st
 }
 
 /** Renews the job's lease for `duration` ms: 1, or 0 when the caller does not hold it (BullMQ's reply). */
-export async function extendLock(job: Job, ctx: JobContext, owner: string, duration: number): Promise<number> {
+export async function extendLock(job: HeldJob, ctx: JobContext, owner: string, duration: number): Promise<number> {
   token(owner);
   v.integerIn('duration', duration, 1, 86_400_000);
   const refused = await scripts.extendLocks(ctx, { leaseMs: duration, jobs: [{ id: job.id, owner, fence: String(job.attemptsStarted) }] });
@@ -214,21 +215,4 @@ export async function extendJobLocks(ctx: JobContext, jobIds: string[], tokens: 
 /** The unrecoverable error of a job started more than maxStartedAttempts times (BullMQ's text). */
 export function startedTooOften(): UnrecoverableError {
   return new UnrecoverableError('job started more than allowable limit');
-}
-
-/**
- * BullMQ's `Job.fromJSON(worker | queue, jobData, jobId)` for the jobData of a NextJobTuple: the
- * Job the tuple was made from (it keeps the worker's context). Other JobJson is built afresh
- * with the source's job context.
- */
-export function jobFromJSON(source: unknown, json: Record<string, unknown>, jobId?: string): Job {
-  const attached = (json as { [NEXT_JOB]?: Job })[NEXT_JOB];
-  if (attached && (jobId === undefined || attached.id === jobId)) return attached;
-  const ctx = (source as { jobContext?: JobContext }).jobContext;
-  if (!ctx) v.fail('source', 'a Worker or Queue of echomq', source);
-  const h: Record<string, string> = {};
-  for (const [k, val] of Object.entries(json)) if (val !== undefined && val !== null) h[k] = typeof val === 'string' ? val : JSON.stringify(val);
-  const fields: Record<string, string> = { name: h.name ?? '', data: h.data ?? '{}', att: h.attemptsStarted ?? '0', made: h.attemptsMade ?? '0', ts: h.timestamp ?? '0' };
-  if (h.processedOn) fields.pOn = h.processedOn;
-  return Job.fromHash(ctx, jobId ?? String(json.id ?? ''), fields);
 }
