@@ -22,6 +22,7 @@ import type { SlotPool } from './slot-pool.js';
 
 export type { SlotPool } from './slot-pool.js';
 import * as v from '../core/validate.js';
+import { reportError } from '../core/errors.js';
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
@@ -178,9 +179,7 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
   }
 
   private shReport(err: unknown): void {
-    const e = err instanceof Error ? err : new Error(String(err));
-    if (this.listenerCount('error') > 0) this.emit('error', e);
-    else console.error(`[echomq] worker ${this.name}: ${e.message}`);
+    reportError(this, `worker ${this.name}`, err);
   }
 
   /** Checks the shard count (ShardCountError), then runs every shard's worker until closed. */

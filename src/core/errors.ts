@@ -232,8 +232,20 @@ export const Code = {
   STALE: -2,
   BAD_STATE: -3,
   ACTIVE_JOBS: -4,
+  /** add: the lane holds group.maxSize waiting jobs (BullMQ Pro). */
+  GROUP_FULL: -5,
+  /** addFlow: an existing job of the flow has children in another queue, or is a root under an outside parent. */
+  CROSS_QUEUE_CHILDREN: -5,
+  /** removeChildDependency (src/job/job-dependencies.ts): the job has no parent, or the parent is gone. */
+  PARENT_MISSING: -5,
   /** Active under another lock owner (scripts/lib/lock.lua). */
   LOCK_MISMATCH: -6,
+  /** add, addFlow: the named parent job does not exist. */
+  MISSING_PARENT: -6,
+  /** add, addFlow: the existing job already has another parent. */
+  OTHER_PARENT: -7,
+  /** moveToWaitingChildren: a child failed the job (failParentOnFailure) while it ran. */
+  CHILD_FAILED: -9,
   /** A flow parent with children still pending cannot complete (complete.lua). */
   PENDING_DEPENDENCIES: -10,
 } as const;
@@ -273,4 +285,21 @@ export function cancelError(reason: string, thrown: unknown): Error {
 /** A processor's RateLimitError, also from another copy of the package (matched by name). */
 export function isRateLimitError(e: unknown): boolean {
   return e instanceof RateLimitError || (e instanceof Error && e.name === 'RateLimitError');
+}
+
+/** What reportError needs of an emitter (every echomq class that emits 'error'). */
+interface ErrorEmitter {
+  listenerCount(event: string): number;
+  emit(event: string, ...args: unknown[]): boolean;
+}
+
+/**
+ * Emits `err` as the emitter's 'error' event when someone listens; otherwise prints it with
+ * console.error, as BullMQ does (an 'error' event nobody listens for would crash the process,
+ * and dropping it would hide it). `who` names the emitter in the printed line.
+ */
+export function reportError(emitter: ErrorEmitter, who: string, err: unknown): void {
+  const e = err instanceof Error ? err : new Error(String(err));
+  if (emitter.listenerCount('error') > 0) emitter.emit('error', e);
+  else console.error(`[echomq] ${who}: ${e.message}`);
 }

@@ -10,6 +10,7 @@
 import type { RedisClient } from '../core/connection.js';
 import { queueKeys } from '../core/keys.js';
 import { readEvents } from '../ops/metrics.js';
+import { redisTimeMs } from '../core/values.js';
 
 const WINDOW = 3600; // seconds kept
 const IDLE_MS = 10 * 60_000;
@@ -97,7 +98,7 @@ export class Throughput {
 
   private async readAll(): Promise<void> {
     const [sec, usec] = await this.client.time();
-    this.nowMs = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    this.nowMs = redisTimeMs([sec, usec]);
     for (const [queue, ring] of this.rings) {
       if (Date.now() - ring.lastViewed > IDLE_MS) {
         this.rings.delete(queue);

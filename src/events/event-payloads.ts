@@ -16,6 +16,7 @@
  * Entries this file does not know (custom events of a QueueEventsProducer, echomq's own
  * events) pass through with their fields as written.
  */
+import { parseJson } from '../core/values.js';
 
 export type EventArgs = Record<string, unknown>;
 
@@ -79,10 +80,3 @@ export function expandEntry(event: string, args: EventArgs): Emitted[] {
   }
 }
 
-function parseJson(s: string): unknown {
-  try {
-    return JSON.parse(s);
-  } catch {
-    return s;
-  }
-}

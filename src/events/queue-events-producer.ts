@@ -10,7 +10,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { closeConnection, openConnection, type Connection, type ConnectionInput, type RedisClient } from '../core/connection.js';
-import { ClosedError } from '../core/errors.js';
+import { ClosedError, reportError } from '../core/errors.js';
 import { queueKeys, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 
@@ -56,9 +56,7 @@ export class QueueEventsProducer extends EventEmitter {
     this.keys = queueKeys(name, prefix);
     this.conn = openConnection(opts.connection);
     if (this.conn.owned) {
-      this.conn.client.on('error', (err: Error) => {
-        if (this.listenerCount('error') > 0) this.emit('error', err);
-      });
+      this.conn.client.on('error', (err: Error) => reportError(this, `queue events producer ${this.name}`, err));
     }
     // BullMQ's: the connection closed while the producer was not closing.
     this.conn.client.on('close', this.onClose);

@@ -18,6 +18,7 @@ import { clientName, queueKeys, type QueueKeys } from '../core/keys.js';
 import { QUEUE_EVENT_SUFFIX } from '../core/constants.js';
 import { expandEntry, type EventArgs } from './event-payloads.js';
 import * as v from '../core/validate.js';
+import { reportError } from '../core/errors.js';
 
 export interface QueueEventsOptions {
   /** Redis URL, ioredis options, or a client (duplicated: the reader needs its own connection). */
@@ -136,9 +137,7 @@ export class QueueEvents<ReturnType = any> extends EventEmitter {
     this.startId = start;
     this.conn = openConnection(opts.connection, { blocking: true });
     // Connection errors are retried by ioredis; reads that fail are reported by the loop.
-    this.conn.client.on('error', (err: Error) => {
-      if (this.listenerCount('error') > 0) this.emit('error', err);
-    });
+    this.conn.client.on('error', (err: Error) => this.reportError(err));
     // BullMQ's: the connection closed while the reader was not closing (ioredis reconnects).
     this.conn.client.on('close', () => {
       if (!this.closing) this.emit('ioredis:close');
@@ -293,9 +292,7 @@ export class QueueEvents<ReturnType = any> extends EventEmitter {
   }
 
   private reportError(err: unknown): void {
-    const e = err instanceof Error ? err : new Error(String(err));
-    if (this.listenerCount('error') > 0) this.emit('error', e);
-    else console.error(`[echomq] queue events ${this.name}: ${e.message}`);
+    reportError(this, `queue events ${this.name}`, err);
   }
 
   /**

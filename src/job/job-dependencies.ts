@@ -20,6 +20,7 @@ import { scripts } from '../scripts/index.js';
 import { parseJson } from './job-json.js';
 import * as v from '../core/validate.js';
 import { JobField } from '../core/fields.js';
+import { Code } from '../core/errors.js';
 
 /** BullMQ's page options of one kind of child: HSCAN cursor (0 = start) and a count hint (default 20). */
 export interface DependencyOpts {
@@ -180,13 +181,13 @@ export async function removeChildDependency(
   ctx: JobContext, id: string, parent: { id: string; key: string; keys: QueueKeys } | undefined,
 ): Promise<boolean | -1 | -5> {
   const exists = await ctx.client.exists(jobKey(ctx.keys, id));
-  if (!exists) return -1;
-  if (!parent) return -5;
+  if (!exists) return Code.NOT_FOUND;
+  if (!parent) return Code.PARENT_MISSING;
   const r = await lifecycleScripts.resolveChild(contextFor(ctx, parent.keys), { parentId: parent.id, childKey: jobKey(ctx.keys, id), kind: 'r', value: '' });
-  if (r.status < 0) return -5;
+  if (r.status < 0) return Code.PARENT_MISSING;
   if (r.status === 0) return false;
   const c = await jobScripts.clearParent(ctx, { id, parentKey: parent.key });
-  return c === -1 ? -1 : true;
+  return c === Code.NOT_FOUND ? Code.NOT_FOUND : true;
 }
 
 /** Child keys of a parent, pending ones or all that are still there (not removed). */

@@ -7,6 +7,9 @@ import { EchoError } from '../core/errors.js';
 import type { JobContext } from './job-context.js';
 import { DEFAULT_PREFIX, queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD, type JobOptions, type KeepJobs } from '../core/options.js';
+import { parseJson } from '../core/values.js';
+
+export { parseJson } from '../core/values.js';
 
 /** BullMQ's parent reference of a child job: the parent's id and its queue's logical name `<prefix>:<queue>`. */
 export interface ParentKeys {
@@ -57,14 +60,6 @@ export interface JobJson {
 /** JobJson plus the queue's names, as BullMQ hands a job to a sandboxed processor. */
 export type JobJsonSandbox = JobJson & { queueName: string; queueQualifiedName: string; prefix: string };
 
-export function parseJson(s: string | undefined): unknown {
-  if (s === undefined || s === '') return undefined;
-  try {
-    return JSON.parse(s);
-  } catch {
-    return s;
-  }
-}
 
 export const num = (s: string | undefined): number | undefined => (s === undefined || s === '' ? undefined : Number(s));
 

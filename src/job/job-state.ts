@@ -2,7 +2,7 @@
  * Plain helpers of Job (src/job/job.ts): state names, BullMQ's error texts for job commands, and
  * how a BullMQ-style `queue` argument (an echomq Queue or Worker) leads to the Job context.
  */
-import { EchoError, errorFromCode, InvalidStateError, JobNotFoundError } from '../core/errors.js';
+import { Code, EchoError, errorFromCode, InvalidStateError, JobNotFoundError } from '../core/errors.js';
 import type { JobContext } from './job-context.js';
 import { minimalQueueContext } from './job-json.js';
 import * as v from '../core/validate.js';
@@ -38,8 +38,8 @@ export function withBullText<E extends Error>(err: E, text: string): E {
  * (e.g. 'reprocessJob' for retry), `state` the state the command needed.
  */
 export function jobError(code: number, op: string, jobId: string, command = op, state = ''): EchoError {
-  if (code === -1) return withBullText(new JobNotFoundError(jobId, op), `Missing key for job ${jobId}. ${command}`);
-  if (code === -3) {
+  if (code === Code.NOT_FOUND) return withBullText(new JobNotFoundError(jobId, op), `Missing key for job ${jobId}. ${command}`);
+  if (code === Code.BAD_STATE) {
     return withBullText(new InvalidStateError(jobId, op, state ? `is not ${state}` : 'is not in a state that allows this'),
       `Job ${jobId} is not in the ${state} state. ${command}`);
   }

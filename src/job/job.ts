@@ -12,7 +12,7 @@
 import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_LANE, type JobOptions } from '../core/options.js';
 import { scripts, type ScriptContext } from '../scripts/index.js';
 import { jobScripts } from '../scripts/job-scripts.js';
-import { JobNotFoundError } from '../core/errors.js';
+import { JobNotFoundError, Code } from '../core/errors.js';
 import type { QueueEvents } from '../events/queue-events.js';
 import { jobKey, logicalJobName, logsKey, queueKeys, type QueueKeys } from '../core/keys.js';
 import { normalizeBackoff } from '../core/backoff.js';
@@ -461,7 +461,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   async promote(): Promise<void> {
     const r = await scripts.promote(this.ctx, this.id);
     // BullMQ reports a missing job as not delayed; echomq's class says which it was.
-    if (r === -1) throw withBullText(new JobNotFoundError(this.id, 'promote'), `Job ${this.id} is not in the delayed state. promote`);
+    if (r === Code.NOT_FOUND) throw withBullText(new JobNotFoundError(this.id, 'promote'), `Job ${this.id} is not in the delayed state. promote`);
     this.check(r, 'promote', 'promote', 'delayed');
     this.delay = 0;
   }
@@ -477,7 +477,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     // As BullMQ: an active job anywhere in the tree leaves the whole tree untouched.
     if (withChildren && (await isHeld(this.ctx, this.ctx.keys, this.id, true))) throw lockedError(this.id);
     const r = await deps.removeWithChildren(this.ctx, this.id, withChildren);
-    if (r === -3) throw lockedError(this.id);
+    if (r === Code.BAD_STATE) throw lockedError(this.id);
     owners.get(this)?.emit('removed', this);
   }
 
@@ -588,8 +588,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   async removeChildDependency(): Promise<boolean> {
     const parent = this.parentRef();
     const r = await deps.removeChildDependency(this.ctx, this.id, parent);
-    if (r === -1) throw jobError(-1, 'removeChildDependency', this.id);
-    if (r === -5) throw missingParentError(this.id, this.parentKey, 'removeChildDependency');
+    if (r === Code.NOT_FOUND) throw jobError(Code.NOT_FOUND, 'removeChildDependency', this.id);
+    if (r === Code.PARENT_MISSING) throw missingParentError(this.id, this.parentKey, 'removeChildDependency');
     if (r) {
       this.parent = undefined;
       this.parentKey = undefined;

@@ -2,7 +2,7 @@
  * Adds that name a parent in another queue (another hash slot, so outside the add's own atomic
  * call), and BullMQ's error for a missing parent. Used by the add binding (src/scripts/index.ts).
  */
-import { InvalidStateError, JobNotFoundError } from '../core/errors.js';
+import { InvalidStateError, JobNotFoundError, Code } from '../core/errors.js';
 import { jobKey, queueKeys } from '../core/keys.js';
 import { lifecycleScripts } from '../scripts/lifecycle.js';
 import type { ScriptContext } from '../scripts/runner.js';
@@ -61,7 +61,7 @@ export async function registerCrossParents(
       }
       if (j.id === '') j = { ...j, id: String((next++ - 1) * step + offset + 1) };
       const r = await lifecycleScripts.addDependency(parentCtx(p), { parentId: p.id, childKey: jobKey(ctx.keys, j.id) });
-      if (r === -1) {
+      if (r === Code.NOT_FOUND) {
         errors.set(i, missingParentError(p));
         continue;
       }

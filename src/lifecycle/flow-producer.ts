@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { closeConnection, openConnection, type Connection, type ConnectionInput, type RedisClient } from '../core/connection.js';
-import { ClosedError, InvalidStateError, ValidationError } from '../core/errors.js';
+import { ClosedError, InvalidStateError, ValidationError, reportError, Code } from '../core/errors.js';
 import { Job, type JobContext } from '../job/job.js';
 import { withBullText } from '../job/job-state.js';
 import { DEFAULT_PREFIX, jobKey, parseJobKey, queueKeys, type QueueKeys } from '../core/keys.js';
@@ -123,9 +123,7 @@ export class FlowProducer extends EventEmitter {
     this.conn = openConnection(opts.connection);
     // BullMQ's FlowProducer events: 'error' for connection errors, 'ioredis:close'.
     if (this.conn.owned) {
-      this.conn.client.on('error', (err: Error) => {
-        if (this.listenerCount('error') > 0) this.emit('error', err);
-      });
+      this.conn.client.on('error', (err: Error) => reportError(this, 'flow producer', err));
     }
     this.conn.client.on('close', () => this.emit('ioredis:close'));
   }
@@ -306,7 +304,7 @@ export class FlowProducer extends EventEmitter {
       const ext = r.external;
       if (!ext || ext.same || r.dedup) continue;
       const res = await lifecycleScripts.addDependency({ client: this.conn.client, keys: queueKeys(ext.queue, ext.prefix) }, { parentId: ext.id, childKey: r.key });
-      if (res === -1) {
+      if (res === Code.NOT_FOUND) {
         await this.unregisterExternal(done);
         throw missingParentError(ext);
       }
@@ -367,8 +365,8 @@ export class FlowProducer extends EventEmitter {
       if (!r.ok && r.code === 2) return r.deduplicatedBy;
       if (!r.ok) {
         const node = batch.find((p) => p.args.id === r.existingId)!;
-        if (r.code === -6) throw missingParentError(node.external!);
-        if (r.code === -7) throw parentReplacedError(node);
+        if (r.code === Code.MISSING_PARENT) throw missingParentError(node.external!);
+        if (r.code === Code.OTHER_PARENT) throw parentReplacedError(node);
         throw existsError(r.existingId);
       }
       // An existing completed leaf told its new parent in another queue through this queue's

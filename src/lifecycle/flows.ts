@@ -15,6 +15,7 @@ import { depsKey, jobKey, queueKeys, type QueueKeys } from '../core/keys.js';
 import { resolveParent, type FailurePolicy, type ParentOptions } from '../core/options.js';
 import { lifecycleScripts, type ChildOutcome } from '../scripts/lifecycle.js';
 import type { ParentArgs } from '../scripts/args.js';
+import { parseJson } from '../core/values.js';
 
 export type { ParentArgs } from '../scripts/args.js';
 
@@ -92,13 +93,6 @@ export interface Dependencies {
   removed: string[];
 }
 
-function parseJson(s: string): unknown {
-  try {
-    return JSON.parse(s);
-  } catch {
-    return s;
-  }
-}
 
 /** Reads a parent's deps hash (HSCAN in pages, so a huge flow never blocks Redis). */
 export async function readDependencies(client: RedisClient, keys: QueueKeys, id: string): Promise<Dependencies> {

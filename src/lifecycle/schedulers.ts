@@ -23,6 +23,7 @@ import { normalizeJobOptions, storedOptions, type JobOptions, type RepeatStrateg
 import { lifecycleScripts, type SchedulerSlotReply } from '../scripts/lifecycle.js';
 import * as v from '../core/validate.js';
 import { JobField, SchedulerField } from '../core/fields.js';
+import { redisNowMs, redisTimeMs } from '../core/values.js';
 
 /** When a scheduler fires: exactly one of `every` and `pattern` (BullMQ's RepeatOptions). */
 export interface RepeatOptions {
@@ -204,10 +205,7 @@ async function nextPatternSlot(
   return Math.floor(next);
 }
 
-async function redisNow(client: RedisClient): Promise<number> {
-  const [sec, usec] = await client.time();
-  return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
-}
+const redisNow = (client: RedisClient): Promise<number> => redisNowMs(client);
 
 /** The id of the job a scheduler makes for a slot (ms). */
 export const schedulerJobId = (schedulerId: string, slotMs: number): string => `repeat:${schedulerId}:${slotMs}`;
@@ -283,7 +281,7 @@ export async function advanceScheduler(client: RedisClient, keys: QueueKeys, id:
   if (ver === null || next === null) return { status: -1 };
   let nextCron: number | undefined;
   if (pattern) {
-    const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    const now = redisTimeMs([sec, usec]);
     const after = Math.max(Number(next), now);
     nextCron = await nextPatternSlot({ pattern, tz: tz || undefined }, after, strategy, name ?? id, {});
     if (nextCron !== undefined && nextCron <= after) nextCron = undefined; // a slot must move forward

@@ -16,6 +16,7 @@ import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { scripts } from '../scripts/index.js';
 import * as v from '../core/validate.js';
 import { MetaField } from '../core/fields.js';
+import { redisTimeMs } from '../core/values.js';
 
 const raw = {
   setGroupDefaults: bindScript('setGroupDefaults'),
@@ -120,7 +121,7 @@ export async function getGroupRateLimitTtl(ctx: ScriptContext, id: unknown, maxJ
     return val;
   });
   const [sec, usec] = r[0] as [string, string];
-  const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+  const now = redisTimeMs([sec, usec]);
   const used = r[2] === null ? undefined : Number(r[2]);
   // Fewer than maxJobs started in the group's rate window: not limited by it.
   if (max !== undefined && used !== undefined && used < max) return 0;

@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { closeConnection, openConnection, type Connection, type RedisClient, type RedisConnection } from '../core/connection.js';
-import { ClosedError } from '../core/errors.js';
+import { ClosedError, reportError } from '../core/errors.js';
 import type { JobContext } from '../job/job-context.js';
 import { queueKeys, type QueueKeys } from '../core/keys.js';
 import { LaneControls } from '../lanes/lanes.js';
@@ -109,9 +109,8 @@ export class QueueBase extends EventEmitter {
     if (this.closed) throw new ClosedError(`Queue ${JSON.stringify(this.name)}`);
   }
 
-  /** Emits 'error' when someone listens (an unhandled 'error' event would crash the process). */
+  /** Reports an error: the 'error' event when someone listens, printed otherwise (core/errors.ts reportError). */
   protected emitError(err: unknown): void {
-    const e = err instanceof Error ? err : new Error(String(err));
-    if (this.listenerCount('error') > 0) this.emit('error', e);
+    reportError(this, `queue ${this.name}`, err);
   }
 }

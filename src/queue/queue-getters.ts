@@ -21,6 +21,7 @@ import * as v from '../core/validate.js';
 import * as schedulers from '../lifecycle/schedulers.js';
 import { toRepeatableJob, type RepeatableJob } from '../lifecycle/repeat.js';
 import { JobField, MetaField } from '../core/fields.js';
+import { redisTimeMs } from '../core/values.js';
 
 /** echomq's version, as `metaValues.version` and getVersion() give it (`echomq:<version>`). */
 const VERSION: string = (() => {
@@ -419,7 +420,7 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
       .hget(this.keys.dedup, id).zscore(this.keys.dedupx, id).time().exec()) as [
       [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
     if (!holder) return null;
-    if (until !== null) return Number(until) > Number(sec) * 1000 + Math.floor(Number(usec) / 1000) ? holder : null;
+    if (until !== null) return Number(until) > redisTimeMs([sec, usec]) ? holder : null;
     const st = await c.hget(jobKey(this.keys, holder), JobField.state);
     return st !== null && st !== 'c' && st !== 'f' ? holder : null; // live = not finished
   }

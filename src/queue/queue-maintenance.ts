@@ -5,7 +5,7 @@
  * instance events. Every Redis call is bounded: the loops here repeat bounded script calls.
  */
 import { masterNodes } from '../core/connection.js';
-import { ActiveJobsError, EchoError, JobNotFoundError } from '../core/errors.js';
+import { ActiveJobsError, EchoError, JobNotFoundError, Code } from '../core/errors.js';
 import { drainOutbox } from '../lifecycle/flows.js';
 import type { JobContext } from '../job/job-context.js';
 import { depsKey, jobKey, queueKeyPattern, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
@@ -13,6 +13,7 @@ import { laneReadyIds } from '../ops/inspect.js';
 import { scripts } from '../scripts/index.js';
 import * as v from '../core/validate.js';
 import { JobField, MetaField } from '../core/fields.js';
+import { redisNowMs, redisTimeMs } from '../core/values.js';
 
 /** Jobs per drain/obliterate call by default: ~3 µs a job, so a call stays near 1.5 ms. */
 export const BATCH = 500;
@@ -30,10 +31,7 @@ const ORPHAN_BATCH = 100;
 export const CLEAN_TYPES = ['completed', 'wait', 'waiting', 'active', 'paused', 'prioritized', 'delayed', 'failed'] as const;
 export type CleanState = (typeof CLEAN_TYPES)[number];
 
-async function redisNow(ctx: JobContext): Promise<number> {
-  const [sec, usec] = await ctx.client.time();
-  return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
-}
+const redisNow = (ctx: JobContext): Promise<number> => redisNowMs(ctx.client);
 
 /** BullMQ's text for a missing job (`Missing key for job <id>. <command>`), then echomq's detail. */
 export function missingJob(id: string, command: string): JobNotFoundError {
@@ -250,7 +248,7 @@ export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, child
   // can be removed, as BullMQ removes an active job whose lock is gone (lib/removal.lua).
   const [[, st], [, deadline], [, time]] = (await ctx.client.multi().hget(jobKey(keys, id), JobField.state).zscore(keys.active, id).time().exec()) as [
     [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
-  if (st === 'a' && (deadline === null || Number(deadline) >= Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000))) return true;
+  if (st === 'a' && (deadline === null || Number(deadline) >= redisTimeMs(time))) return true;
   if (!children || depth > 64) return false;
   for (const c of await childrenOf(ctx, keys, id, true)) {
     if (await isHeld(ctx, c.keys, c.id, true, depth + 1)) return true;
@@ -272,7 +270,7 @@ export async function removeJob(ctx: JobContext, id: string, removeChildren: boo
   if (await isHeld(ctx, ctx.keys, id, removeChildren)) return 0;
   const children = removeChildren ? await childrenOf(ctx, ctx.keys, id, false) : [];
   const [r] = await scripts.remove(ctx, { ids: [id] });
-  if (r === -3) return 0; // became active in between
+  if (r === Code.BAD_STATE) return 0; // became active in between
   for (let depth = 0; children.length > 0 && depth < 64; depth++) {
     const level = children.splice(0);
     for (const c of level) {

@@ -8,6 +8,7 @@ import type { AddJobArgs, AddReply, ClaimedJob, ClaimReply } from './args.js';
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
+import { Code } from '../core/errors.js';
 
 export type { ScriptContext } from './runner.js';
 export type { NewJobArgs, AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs } from './args.js';
@@ -100,9 +101,9 @@ export const scripts = {
     const out: AddReply[] = [];
     for (let i = 0; i < r.length; i += 2) {
       const code = Number(r[i + 1]);
-      if (code === -6) out.push({ id: '', created: false, error: missingParentError(jobs[i / 2]!.parent!) });
-      else if (code === -7) out.push({ id: '', created: false, error: parentReplacedAddError(jobs[i / 2]!.parent!, jobs[i / 2]!.id) });
-      else if (code === -5) out.push({ id: '', created: false, groupFull: true });
+      if (code === Code.MISSING_PARENT) out.push({ id: '', created: false, error: missingParentError(jobs[i / 2]!.parent!) });
+      else if (code === Code.OTHER_PARENT) out.push({ id: '', created: false, error: parentReplacedAddError(jobs[i / 2]!.parent!, jobs[i / 2]!.id) });
+      else if (code === Code.GROUP_FULL) out.push({ id: '', created: false, groupFull: true });
       else out.push({ id: String(r[i]), created: code === 1 });
     }
     return out;

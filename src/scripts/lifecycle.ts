@@ -6,6 +6,7 @@
 import { bindScript as call, type ScriptContext } from './runner.js';
 import { keepArgs } from '../core/options.js';
 import type { NewJobArgs } from './args.js';
+import { Code } from '../core/errors.js';
 
 const raw = {
   addFlow: call('addFlow'),
@@ -77,7 +78,7 @@ export const lifecycleScripts = {
     const r = (await raw.addFlow(ctx, args)) as unknown[];
     const code = Number(r[0]);
     if (code === 2) return { ok: false, deduplicatedBy: String(r[1]), code };
-    if (code === -5 || code === -6 || code === -7) return { ok: false, existingId: String(r[1]), code };
+    if (code === Code.CROSS_QUEUE_CHILDREN || code === Code.MISSING_PARENT || code === Code.OTHER_PARENT) return { ok: false, existingId: String(r[1]), code };
     return { ok: true, existing: r.slice(1).map(String) };
   },
 

@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient, type RedisConnection } from '../core/connection.js';
-import { EchoError, RateLimitError } from '../core/errors.js';
+import { EchoError, RateLimitError, reportError } from '../core/errors.js';
 import { clientName, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { delay as delayFor } from '../core/utils.js';
@@ -183,9 +183,7 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
 
   /** Emits 'error' when someone listens, so an unhandled 'error' event never crashes the process. */
   protected reportError(err: unknown): void {
-    const e = err instanceof Error ? err : new Error(String(err));
-    if (this.listenerCount('error') > 0) this.emit('error', e);
-    else console.error(`[echomq] worker ${this.name}: ${e.message}`);
+    reportError(this, `worker ${this.name}`, err);
   }
 
   /**

@@ -9,7 +9,7 @@
  * (scripts/lib/lock.lua, DESIGN §11). A refused call changes nothing and throws BullMQ's text.
  */
 import { retryPlan, type BackoffStrategy, type RetryPlan } from '../core/backoff.js';
-import { lockError, UnrecoverableError } from '../core/errors.js';
+import { lockError, UnrecoverableError, Code } from '../core/errors.js';
 import type { HeldJob, JobContext, JobFactory } from '../job/job-context.js';
 import { jobKey, queueKeys } from '../core/keys.js';
 import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
@@ -45,7 +45,7 @@ export type NextJobTuple = [Record<string, unknown> | null, string | 0, number, 
 export const NEXT_JOB = Symbol.for('echomq.nextJob');
 
 /** moveToWaitingChildren.lua: a child failed the job (failParentOnFailure) while it ran. */
-const FAILED_CHILD = -9;
+const FAILED_CHILD = Code.CHILD_FAILED;
 
 /** Lease of jobs claimed by a Job that no Worker made (BullMQ's default lockDuration). */
 const DEFAULT_LEASE = 30_000;

@@ -562,7 +562,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       }
       this.release(run);
       if (code !== 1) {
-        this.reportError(code === -2 ? new StaleJobError(run.job.id, 'complete') : errorFromCode(code, 'complete', run.job.id));
+        this.reportError(code === Code.STALE ? new StaleJobError(run.job.id, 'complete') : errorFromCode(code, 'complete', run.job.id));
         continue;
       }
       run.job.returnvalue = result;
@@ -618,7 +618,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private afterSettle(run: Running, reply: ClaimReply | number, op: string, onOk: () => void): void {
     this.release(run);
     if (typeof reply === 'number') {
-      this.reportError(reply === -2 ? new StaleJobError(run.job.id, op) : errorFromCode(reply, op, run.job.id));
+      this.reportError(reply === Code.STALE ? new StaleJobError(run.job.id, op) : errorFromCode(reply, op, run.job.id));
       this.poke();
       return;
     }
