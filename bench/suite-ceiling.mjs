@@ -78,9 +78,9 @@ const CAL_KEYS = ['ceil:h', 'ceil:s'];
  * through the library's own loader, next to the build under test.
  */
 async function echomqComplete() {
-  const { loadScript } = await import(new URL('../src/scripts/loader.js', ECHOMQ_MODULE).href);
+  const { loadScript } = await import(new URL('./scripts/loader.js', ECHOMQ_MODULE).href);
   const script = loadScript('complete');
-  const raw = readFileSync(fileURLToPath(new URL('../src/scripts/complete.lua', ECHOMQ_MODULE)), 'utf8');
+  const raw = readFileSync(fileURLToPath(new URL('./scripts/complete.lua', ECHOMQ_MODULE)), 'utf8');
   // The loader runs the body as a function after the shared code (`local function __main()`);
   // builds before that inlined it: cut at its first line of code.
   const wrapped = script.source.lastIndexOf('\nlocal function __main()');

@@ -130,18 +130,18 @@ describe('sharded classes override every public method', () => {
     // emit/on/once/off only type the EventEmitter; removeDebounceKey calls removeDeduplicationKey;
     // disconnect closes the one connection the shards share.
     const derived = new Set(['getJobCountByTypes', 'count', 'client', 'emit', 'on', 'once', 'off', 'removeDebounceKey', 'disconnect']);
-    const missing = publicMembers('queue.ts', 'Queue').filter((n) => !derived.has(n) && !own(ShardedQueue.prototype).has(n));
+    const missing = publicMembers('queue/queue.ts', 'Queue').filter((n) => !derived.has(n) && !own(ShardedQueue.prototype).has(n));
     expect(missing).toEqual([]);
   });
 
   it('Worker', () => {
-    const missing = publicMembers('worker.ts', 'Worker').filter((n) => !own(ShardedWorker.prototype).has(n));
+    const missing = publicMembers('worker/worker.ts', 'Worker').filter((n) => !own(ShardedWorker.prototype).has(n));
     expect(missing).toEqual([]);
   });
 
   it('LaneControls', async () => {
     const q = new ShardedQueue(`unit-${Date.now()}`, { shards: 2, connection: redisUrl() });
-    const missing = publicMembers('lanes.ts', 'LaneControls').filter((n) => !own(Object.getPrototypeOf(q.lanes)).has(n));
+    const missing = publicMembers('lanes/lanes.ts', 'LaneControls').filter((n) => !own(Object.getPrototypeOf(q.lanes)).has(n));
     await q.close();
     expect(missing).toEqual([]);
   });

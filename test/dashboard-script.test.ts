@@ -97,10 +97,10 @@ describe('dashboard script', () => {
   it('refuses page modules outside its rules rather than joining them wrongly', () => {
     const join1 = (mods: Record<string, string>) => () => joinPageModules(new Map(Object.entries(mods)));
     expect(join1({ app: "import { a } from './x.js';\na();", x: 'export function a() {}' })()).toContain('const { a } = page_x;');
-    expect(join1({ app: "import { a } from './x.js';", x: "import { b } from '../src/dashboard/page/app.js';\nexport const a = 1;" })).toThrow(/cycle: app → x → app/);
+    expect(join1({ app: "import { a } from './x.js';", x: "import { b } from './app.js';\nexport const a = 1;" })).toThrow(/cycle: app → x → app/);
     expect(join1({ app: "import { a } from './x.js';", x: 'export const b = 1;' })).toThrow(/imports a, which .\/x.js does not export/);
     expect(join1({ app: "import { a } from './gone.js';" })).toThrow(/imports .\/gone.js, which does not exist/);
-    expect(join1({ app: "import { a } from '../src/dashboard/api.js';" })).toThrow(/unsupported form "import \{ a \} from '..\/api.js';"/);
+    expect(join1({ app: "import { a } from '../api.js';" })).toThrow(/unsupported form "import \{ a \} from '..\/api.js';"/);
     expect(join1({ app: 'export default 1;' })).toThrow(/unsupported form "export default 1;"/);
     expect(join1({ app: 'const a = 1;\nexport { a };' })).toThrow(/unsupported form "export \{ a \};"/);
   });

@@ -125,7 +125,7 @@ let cached: Promise<string> | undefined;
 
 /** /app.js, built once per process from ./page next to this module. */
 export function pageScript(): Promise<string> {
-  cached ??= readPageModules(fileURLToPath(new URL('./page', import.meta.url))).then(joinPageModules);
+  cached ??= readPageModules(fileURLToPath(new URL('./page/', import.meta.url))).then(joinPageModules);
   // A failed build is not kept, so a later start can report it again (or succeed once fixed).
   cached.catch(() => (cached = undefined));
   return cached;

@@ -11,7 +11,7 @@ import { publicMembers, rootExports } from '../../scripts/bullmq-surface.mjs';
 import { redisUrl } from '../helpers.js';
 
 const src = (f: string) => readFileSync(join(import.meta.dirname, '..', '..', 'src', f), 'utf8');
-const sources: Record<string, string> = { Job: src('job.ts') };
+const sources: Record<string, string> = { Job: src('job/job.ts') };
 const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'migrating-from-bullmq.md'), 'utf8');
 
 /** Rows `| \`Class.member\` | status … | notes |` → member → status word. */
