@@ -287,6 +287,8 @@ export function isRateLimitError(e: unknown): boolean {
   return e instanceof RateLimitError || (e instanceof Error && e.name === 'RateLimitError');
 }
 
+import { EventEmitter } from 'node:events';
+
 /** What reportError needs of an emitter (every echomq class that emits 'error'). */
 interface ErrorEmitter {
   listenerCount(event: string): number;
@@ -302,4 +304,32 @@ export function reportError(emitter: ErrorEmitter, who: string, err: unknown): v
   const e = err instanceof Error ? err : new Error(String(err));
   if (emitter.listenerCount('error') > 0) emitter.emit('error', e);
   else console.error(`[echomq] ${who}: ${e.message}`);
+}
+
+/**
+ * EventEmitter's emit with BullMQ's guard, for the classes whose emit overrides call it: an
+ * exception thrown by a listener becomes an 'error' event instead of escaping into the caller
+ * (the job loop, an add), and an 'error' nobody listens for, or one whose listener throws, is
+ * printed with console.error instead of crashing the process.
+ */
+export function guardedEmit(emitter: EventEmitter, event: string | symbol, args: unknown[]): boolean {
+  const emit = EventEmitter.prototype.emit;
+  if (event === 'error' && emitter.listenerCount('error') === 0) {
+    console.error(args[0]);
+    return false;
+  }
+  try {
+    return emit.call(emitter, event, ...args);
+  } catch (err) {
+    if (event === 'error' || emitter.listenerCount('error') === 0) {
+      console.error(err);
+      return false;
+    }
+    try {
+      return emit.call(emitter, 'error', err);
+    } catch (again) {
+      console.error(again);
+      return false;
+    }
+  }
 }

@@ -6,7 +6,7 @@
  */
 import { GroupMaxSizeExceededError } from '../pro/errors.js';
 import { checkEvictionPolicy, closeConnection, type Connection, type ConnectionInput } from '../core/connection.js';
-import { errorFromCode, ActiveJobsError, ValidationError } from '../core/errors.js';
+import { errorFromCode, guardedEmit, ActiveJobsError, ValidationError } from '../core/errors.js';
 import { Job, type JobContext } from '../job/job.js';
 import { type QueueKeys } from '../core/keys.js';
 import type { LaneControls } from '../lanes/lanes.js';
@@ -87,25 +87,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     event: U, ...args: Parameters<QueueListener<Job<DataType, ReturnType, NameType>>[U]>): boolean;
   override emit(event: string | symbol, ...args: any[]): boolean;
   override emit(event: string | symbol, ...args: any[]): boolean {
-    try {
-      if (event === 'error' && this.listenerCount('error') === 0) {
-        console.error(args[0]);
-        return false;
-      }
-      return super.emit(event, ...args);
-    } catch (err) {
-      if (event === 'error' || this.listenerCount('error') === 0) {
-        console.error(err);
-        return false;
-      }
-      try {
-        return super.emit('error', err);
-      } catch (again) {
-        console.error(again);
-        return false;
-      }
-    }
+    return guardedEmit(this, event, args);
   }
+
 
   override on<U extends keyof QueueListener<Job<DataType, ReturnType, NameType>>>(event: U, listener: QueueListener<Job<DataType, ReturnType, NameType>>[U]): this;
   override on(event: string | symbol, listener: (...args: any[]) => void): this;

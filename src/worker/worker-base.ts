@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient, type RedisConnection } from '../core/connection.js';
-import { EchoError, RateLimitError, reportError } from '../core/errors.js';
+import { EchoError, RateLimitError, guardedEmit, reportError } from '../core/errors.js';
 import { clientName, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { delay as delayFor } from '../core/utils.js';
@@ -165,21 +165,9 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
    * loop but becomes an 'error' event; when that throws too, it is printed.
    */
   override emit(event: string | symbol, ...args: any[]): boolean {
-    try {
-      return super.emit(event, ...args);
-    } catch (err) {
-      if (event === 'error') {
-        console.error(err);
-        return false;
-      }
-      try {
-        return super.emit('error', err);
-      } catch (again) {
-        console.error(again);
-        return false;
-      }
-    }
+    return guardedEmit(this, event, args);
   }
+
 
   /** Emits 'error' when someone listens, so an unhandled 'error' event never crashes the process. */
   protected reportError(err: unknown): void {

@@ -59,3 +59,13 @@ export function collect<T = unknown[]>(on: (cb: (...args: any[]) => void) => voi
     });
   });
 }
+
+/** The message a call throws synchronously, or 'accepted' (for comparing refusals side by side). */
+export function refusal(fn: () => unknown): string {
+  try {
+    fn();
+    return 'accepted';
+  } catch (e) {
+    return (e as Error).message;
+  }
+}

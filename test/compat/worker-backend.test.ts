@@ -7,22 +7,13 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { closeConnections, sideBySide } from './harness.js';
+import { closeConnections, sideBySide, refusal } from './harness.js';
 import { until } from './events-helpers.js';
 import { ValidationError } from '../../src/index.js';
 
 afterAll(closeConnections);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-    return 'accepted';
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
 
 describe('Worker.getBackend() (BullMQ 6 RedisQueueBackend escape hatches)', () => {
   it('gives the raw clients, the server version and type, and connections whose status follows the worker', async () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { closeConnections, collect, sideBySide, type Lib } from './harness.js';
+import { closeConnections, collect, sideBySide, type Lib, refusal } from './harness.js';
 import { client, redisUrl, sleep, waitFor } from '../helpers.js';
 
 afterAll(closeConnections);
@@ -19,15 +19,6 @@ function worker(lib: Lib, name: string, connection: Redis | object, fn: (job: An
   const w = new lib.Worker(name, fn as never, { connection: connection as Redis, ...opts });
   w.on('error', () => {});
   return w;
-}
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-    return 'accepted';
-  } catch (e) {
-    return (e as Error).message;
-  }
 }
 
 describe('Worker surface (BullMQ Worker)', () => {
