@@ -22,7 +22,7 @@ export { type Metrics } from './queue/queue-metrics.js';
 export { type ClientInfo } from './queue/workers-list.js';
 export { type JobOptions, type KeepJobs, type DeduplicationOptions, DEFAULT_LANE, DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_MAX_PAYLOAD } from './core/options.js';
 export { type ParentOptions, type RepeatStrategy, type QueueCompatOptions } from './core/options.js';
-export { type BackoffOptions, type BackoffStrategy, backoffDelay } from './core/backoff.js';
+export { type BackoffOptions, type BackoffStrategy, type BuiltInStrategies, backoffDelay, Backoffs } from './core/backoff.js';
 export {
   EchoError,
   ValidationError,
@@ -57,5 +57,6 @@ export { RedisConnection, type RedisConnectionExtraOptions, type ConnectionOptio
 export {
   delay, randomUUID, lengthInUtf8Bytes, isEmpty, array2obj, objectToFlatArray, removeUndefinedFields, invertObject,
   parseObjectValues, increaseMaxListeners, decreaseMaxListeners, isRedisInstance, isRedisCluster, getParentKey,
-  isNotConnectionError, errorToJSON, removeAllQueueData,
+  isNotConnectionError, errorToJSON, removeAllQueueData, errorObject, tryCatch, isRedisVersionLowerThan, toString,
 } from './core/utils.js';
+export { LEGACY_REPEATABLE_JOBS_MIGRATION_URL, defaultRepeatStrategy, getNextMillis, type RepeatStrategyOptions } from './lifecycle/repeat-strategy.js';

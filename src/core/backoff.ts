@@ -123,3 +123,39 @@ function planOf(retryDelay: number, reason: string, made: number, attempts: numb
   // BullMQ's rule for retries-exhausted: failed for good with every attempt used (attempts 1 too).
   return { retryDelay, reason, made, exhausted: retryDelay < 0 && made >= attempts };
 }
+
+/** BullMQ's built-in strategy makers: `(delay, jitter) => (attemptsMade) => ms`. */
+export interface BuiltInStrategies {
+  [type: string]: (delay: number, jitter?: number) => (attemptsMade: number) => number;
+}
+
+/**
+ * BullMQ's `Backoffs` class for programs that call it: `normalize` (a number is a fixed delay)
+ * and `calculate`, on the same rules as the worker's retries (backoffDelay).
+ */
+export class Backoffs {
+  static builtinStrategies: BuiltInStrategies = {
+    fixed: (delay, jitter = 0) => (made) => backoffDelay({ type: 'fixed', delay, jitter }, Math.max(1, made), new Error(), undefined) as number,
+    exponential: (delay, jitter = 0) => (made) => backoffDelay({ type: 'exponential', delay, jitter }, Math.max(1, made), new Error(), undefined) as number,
+  };
+
+  /** A number is a fixed delay in ms; an options object is kept; anything else is no backoff. */
+  static normalize(backoff: number | BackoffOptions | undefined): BackoffOptions | undefined {
+    if (typeof backoff === 'number' && Number.isFinite(backoff)) return { type: 'fixed', delay: backoff };
+    return backoff && typeof backoff === 'object' ? backoff : undefined;
+  }
+
+  /**
+   * The delay before the next attempt after `attemptsMade` failures. A type that is neither
+   * built in nor given as `customStrategy` throws BullMQ's error.
+   */
+  static calculate(
+    backoff: BackoffOptions, attemptsMade: number, err: Error, job: unknown, customStrategy?: BackoffStrategy,
+  ): number | undefined | Promise<number | undefined> {
+    if (!backoff) return undefined;
+    if (backoff.type !== 'fixed' && backoff.type !== 'exponential' && !customStrategy) {
+      throw new Error(`Unknown backoff strategy ${backoff.type}.\n      If a custom backoff strategy is used, specify it when the queue is created.`);
+    }
+    return backoffDelay(backoff, Math.max(1, attemptsMade), err, job, {}, customStrategy);
+  }
+}

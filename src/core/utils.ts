@@ -121,3 +121,44 @@ export async function removeAllQueueData(client: RedisClient, queueName: string,
     if (isNotConnectionError(err as Error)) throw err;
   }
 }
+
+/** BullMQ's `errorObject`: where `tryCatch` leaves the error it caught (BullMQ's shape). */
+export const errorObject: { value: unknown } = { value: null };
+
+/** BullMQ's `tryCatch(fn, ctx, args)`: fn's result, or `errorObject` holding what it threw. */
+export function tryCatch(fn: (...args: any[]) => any, ctx: unknown, args: unknown[]): any {
+  try {
+    return fn.apply(ctx, args);
+  } catch (e) {
+    errorObject.value = e;
+    return errorObject;
+  }
+}
+
+/**
+ * BullMQ's `isRedisVersionLowerThan(current, minimum, currentType, desiredType = 'redis')`:
+ * whether `current` (any text with a version in it, e.g. '7.2.4-rc1') is below `minimum`, when
+ * the server is of the desired type; false for another type (a Valkey or Dragonfly version is
+ * not compared with Redis's).
+ */
+export function isRedisVersionLowerThan(current: string, minimum: string, currentType: string, desiredType = 'redis'): boolean {
+  if (currentType !== desiredType) return false;
+  const parts = (s: string): number[] => {
+    const m = /(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(s);
+    return m ? [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)] : [0, 0, 0];
+  };
+  const a = parts(current);
+  const b = parts(minimum);
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
+}
+
+/** BullMQ's `toString(value)`: '' for null/undefined, strings as they are, arrays element by element, -0 as '-0'. */
+export function toString(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return `${value.map((x) => (x === null || x === undefined ? x : toString(x)))}`;
+  if (typeof value === 'symbol') return value.toString();
+  const s = `${value as string}`;
+  return s === '0' && 1 / (value as number) === -Infinity ? '-0' : s;
+}
