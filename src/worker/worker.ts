@@ -3,13 +3,13 @@
  * per job: `complete` settles the jobs that finished together (up to half the concurrency per
  * call) and claims as many next jobs in the same script, `fail` does the same for one job; an
  * idle worker blocks on the queue's wake list instead of polling; leases are renewed in one call
- * (worker-upkeep.ts). Without a processor the worker serves manual processing (worker-manual.ts;
+ * (worker-upkeep.ts); the settle path is in worker-settle.ts. Without a processor the worker serves manual processing (worker-manual.ts;
  * the Job's lock-holder calls are in worker-moves.ts); options are validated in worker-options.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from '../core/backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection } from '../core/connection.js';
-import { Code, EchoError, JobNotFoundError, StaleJobError, errorFromCode, isRateLimitError, isStepError, pendingDependenciesError, UnrecoverableError } from '../core/errors.js';
+import { Code, EchoError, JobNotFoundError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError } from '../core/errors.js';
 import { Job } from '../job/job.js';
 import { queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
@@ -17,15 +17,15 @@ import { scripts, type ClaimReply, type ClaimedJob } from '../scripts/index.js';
 import * as v from '../core/validate.js';
 import { traceProcess, tracingAvailable } from '../ops/tracing.js';
 import { advanceScheduler } from '../lifecycle/schedulers.js';
-import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
 import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
 import type { SlotPool } from '../cluster/slot-pool.js';
 import { createSandboxProcessor, type SandboxProcessor } from '../sandbox/index.js';
 import { applyGroupDefaults, workerGroupDefaults, type GroupDefaults } from '../pro/groups.js';
 import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
 import { WorkerBase } from './worker-base.js';
-import { extendJobLocks, failedStack, failurePlan, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
+import { extendJobLocks, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
 import { HeldJobs } from './worker-manual.js';
+import { Settler, toError } from './worker-settle.js';
 import { MetaField } from '../core/fields.js';
 
 export type { WorkerOptions } from './worker-options.js';
@@ -51,9 +51,6 @@ export const shardedWorkerFactory: { create?: (name: string, processor: Processo
 /** Largest limiter.max (stays far below RATE_BLOCK). */
 const MAX_RATE = 1_000_000_000;
 
-/** Most completed jobs settled by one call (complete.lua takes up to 1000). */
-const MAX_SETTLE_BATCH = 200;
-
 export class Worker<D = any, R = any, N extends string = string> extends WorkerBase<D, R, N> {
   // `!`: with `shards > 1` the constructor returns a ShardedWorker instead of assigning these.
   /** undefined: manual processing (getNextJob), nothing is claimed by the worker itself. */
@@ -75,15 +72,10 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private readonly groupDefaults: GroupDefaults | undefined;
   private readonly running = new Map<string, Running>();
   private reserved = 0;
-  /** Completed jobs waiting for the next settle call (see settleCompleted). */
-  private toSettle: Array<{ run: Running; json: string; result: R | undefined }> = [];
-  private settleScheduled = false;
   /** close() waiting for the last running job to settle. */
   private idleWaiters: Array<() => void> = [];
-  /** Jobs in settle calls still awaiting their reply (they stay in `running` until then). */
-  private settling = 0;
-  /** Jobs per settle call before it goes out without waiting for the rest of the tick: half the concurrency. */
-  private settleTarget!: number;
+  /** The settle path (worker-settle.ts): batched completes, fails. */
+  private readonly settler!: Settler<R>;
   private runningLoop: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   /** close(true) was called: running jobs are left for stall recovery. */
@@ -122,7 +114,6 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     const prefix = opts.prefix === undefined ? undefined : v.prefix(opts.prefix);
     const settings = workerSettings(opts);
     this.identify({ name, keys: queueKeys(name, prefix), id: randomUUID(), opts: settings });
-    this.settleTarget = Math.min(MAX_SETTLE_BATCH, Math.ceil(this.opts.concurrency / 2));
     this.processor = processor ?? undefined;
     this.processorAcceptsSignal = this.sandbox !== undefined || !processor || processor.length === 0 || processor.length >= 3;
     this.strategies = opts.backoffStrategies ?? {};
@@ -157,6 +148,22 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
         this.startLeaseTimer();
         this.emit('active', job, 'waiting');
       },
+    });
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const w = this;
+    this.settler = new Settler<R>({
+      ctx: this.ctx,
+      keys: this.keys,
+      get opts() { return w.opts; },
+      maxEventValueBytes: this.maxEventValueBytes,
+      runningCount: () => this.running.size,
+      refill: (n) => this.refill(n),
+      release: (run) => this.release(run),
+      startJobs: (jobs) => this.startJobs(jobs),
+      poke: () => this.poke(),
+      reportError: (err) => this.reportError(err),
+      hookError: (err) => this.hookError(err),
+      emit: (event, ...args) => this.emit(event, ...args),
     });
     this.conn.client.on('error', (err: Error) => this.reportError(err));
     this.pool = opts.slotPool;
@@ -247,7 +254,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
 
   set concurrency(n: number) {
     this.opts.concurrency = validConcurrency(n);
-    this.settleTarget = Math.min(MAX_SETTLE_BATCH, Math.ceil(n / 2));
+    this.settler.setConcurrency(n);
     this.poke();
   }
 
@@ -378,9 +385,9 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     // Job schedulers: the claimed job's start makes the job of the scheduler's next slot.
     if (job.repeatJobKey !== undefined) void advanceScheduler(this.ctx.client, this.keys, job.repeatJobKey).catch((e) => this.hookError(e));
     const max = this.opts.maxStartedAttempts;
-    if (max && job.attemptsStarted > max) void this.settleFailed(run, startedTooOften());
+    if (max && job.attemptsStarted > max) void this.settler.failed(run, startedTooOften());
     // Flows: a child with failParentOnFailure failed; the parent fails without running (BullMQ).
-    else if (job.deferredFailure !== undefined) void this.settleFailed(run, new UnrecoverableError(job.deferredFailure));
+    else if (job.deferredFailure !== undefined) void this.settler.failed(run, new UnrecoverableError(job.deferredFailure));
     else void this.execute(run);
   }
 
@@ -400,10 +407,10 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       error = err;
     }
     if (this.forced) return this.release(run); // close(true): left for stall recovery
-    if (ok) this.settleCompleted(run, result);
+    if (ok) this.settler.completed(run, result);
     else if (isRateLimitError(error)) await this.handBack(run);
     else if (isStepError(error)) this.stepped(run);
-    else await this.settleFailed(run, toError(error));
+    else await this.settler.failed(run, toError(error));
   }
 
   /**
@@ -485,146 +492,6 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     if (this.pool) return 1;
     const room = this.opts.concurrency - (this.running.size - n) - this.reserved;
     return room >= n ? n : room > 0 ? room : 0;
-  }
-
-  /**
-   * Queues a completed job for the next settle call. Jobs that finish in the same tick are
-   * settled together, in one call that also claims as many next jobs as they free slots; the
-   * call goes out as soon as no other running job could still join it, else on the next turn
-   * of the event loop.
-   */
-  private settleCompleted(run: Running, result: R | undefined): void {
-    let json: string;
-    try {
-      json = v.encodeJson('returnvalue', result === undefined ? null : result, this.ctx.maxPayloadBytes);
-    } catch (err) {
-      void this.settleFailed(run, toError(err));
-      return;
-    }
-    this.toSettle.push({ run, json, result });
-    // Half the concurrency per call keeps two calls in flight, so Redis runs one while this
-    // process runs the jobs the other returned: both cores stay busy.
-    const n = this.toSettle.length;
-    if (n >= this.running.size - this.settling || n >= this.settleTarget) {
-      this.flushSettles();
-    } else if (!this.settleScheduled) {
-      this.settleScheduled = true;
-      setImmediate(this.flushSettlesBound);
-    }
-  }
-
-  private readonly flushSettlesBound = (): void => {
-    this.settleScheduled = false;
-    this.flushSettles();
-  };
-
-  private flushSettles(): void {
-    if (this.toSettle.length === 0) return;
-    const batch = this.toSettle;
-    this.toSettle = [];
-    this.settling += batch.length;
-    void this.completeBatch(batch);
-  }
-
-  private async completeBatch(batch: Array<{ run: Running; json: string; result: R | undefined }>): Promise<void> {
-    const fetch = this.refill(batch.length);
-    let reply;
-    try {
-      reply = await scripts.completeMany(this.ctx, {
-        jobs: batch.map((b) => ({ id: b.run.job.id, token: b.run.token, returnValue: b.json })),
-        fetch, leaseMs: this.opts.lockDuration, maxEventValueBytes: this.maxEventValueBytes,
-        metrics: this.opts.metrics, keep: this.opts.keepCompleted,
-      });
-    } catch (err) {
-      this.settling -= batch.length;
-      for (const b of batch) this.release(b.run);
-      this.reportError(err);
-      this.poke();
-      return;
-    }
-    // Before the next jobs start: their settles compare against it (settleCompleted).
-    this.settling -= batch.length;
-    // Flows: a parent in another queue learns the outcome through this queue's outbox, delivered
-    // before the completed events (as for failures, settleFailed). Only batches with such a job.
-    let outbox = false;
-    for (let i = 0; i < batch.length; i++) {
-      if (reply.codes[i] === 1 && mayWriteOutbox(batch[i]!.run.job.parentKey)) outbox = true;
-    }
-    if (outbox) await drainOutbox(this.ctx.client, this.keys).catch((e) => this.hookError(e));
-    const finishedOn = Date.now(); // one clock read per batch, as the settle call ran once
-    for (let i = 0; i < batch.length; i++) {
-      const { run, result } = batch[i]!;
-      const code = reply.codes[i]!;
-      // Flows: a parent with pending children fails instead (BullMQ's pending-dependencies error).
-      if (code === Code.PENDING_DEPENDENCIES) {
-        void this.settleFailed(run, pendingDependenciesError(run.job.id));
-        continue;
-      }
-      this.release(run);
-      if (code !== 1) {
-        this.reportError(code === Code.STALE ? new StaleJobError(run.job.id, 'complete') : errorFromCode(code, 'complete', run.job.id));
-        continue;
-      }
-      run.job.returnvalue = result;
-      run.job.attemptsMade++;
-      run.job.finishedOn = finishedOn;
-      this.emit('completed', run.job, result, 'active');
-    }
-    if (reply.jobs.length > 0) this.startJobs(reply.jobs);
-    if (reply.jobs.length < fetch || fetch === 0) this.poke();
-  }
-
-  private async settleFailed(run: Running, err: Error): Promise<void> {
-    const job = run.job;
-    let plan = failurePlan(job, err, this.ctx.worker);
-    if (plan instanceof Promise) {
-      try {
-        plan = await plan;
-      } catch (e) {
-        // The async strategy threw: the attempt fails for good, with why (not left active).
-        plan = { retryDelay: -1, reason: `${err.message} (backoff strategy failed: ${toError(e).message}; not retried)`, made: job.attemptsMade + 1, exhausted: false };
-      }
-    }
-    const { retryDelay, reason, made, exhausted } = plan;
-    const stack = failedStack(job, err);
-    const fetch = this.refill(1);
-    try {
-      const reply = await scripts.fail(this.ctx, {
-        id: job.id, token: run.token, reason, stack, retryDelayMs: retryDelay, exhausted,
-        fetch, leaseMs: this.opts.lockDuration,
-        metrics: this.opts.metrics || undefined, keep: this.opts.keepFailed,
-      });
-      // Flows: a parent in another queue learns the outcome through this queue's outbox; it is
-      // delivered before the failed event, so a listener sees the parent already moved (as
-      // BullMQ's single-call fail shows it). Only jobs with a parent pay for it.
-      if (typeof reply !== 'number' && mayWriteOutbox(job.parentKey)) {
-        await drainOutbox(this.ctx.client, this.keys).catch((e) => this.hookError(e));
-      }
-      this.afterSettle(run, reply, 'fail', () => {
-        job.failedReason = reason;
-        job.attemptsMade = made;
-        // As BullMQ's Job after moveToFailed: finishedOn when it failed for good, delay when a
-        // backoff retries it later.
-        if (retryDelay < 0) job.finishedOn = Date.now();
-        else if (retryDelay > 0) job.delay = retryDelay;
-        this.emit('failed', job, err, 'active');
-      });
-    } catch (e) {
-      this.release(run);
-      this.reportError(e);
-    }
-  }
-
-  private afterSettle(run: Running, reply: ClaimReply | number, op: string, onOk: () => void): void {
-    this.release(run);
-    if (typeof reply === 'number') {
-      this.reportError(reply === Code.STALE ? new StaleJobError(run.job.id, op) : errorFromCode(reply, op, run.job.id));
-      this.poke();
-      return;
-    }
-    onOk();
-    if (reply.jobs.length > 0) this.startJobs(reply.jobs);
-    else this.poke();
   }
 
   private release(run: Running): void {
@@ -729,7 +596,3 @@ function cancelRun(run: Running, reason: string): void {
   run.ac.abort(reason);
 }
 
-function toError(e: unknown): Error {
-  if (e instanceof Error) return e;
-  return new Error(typeof e === 'string' ? e : `non-error thrown: ${v.describe(e)}`);
-}
