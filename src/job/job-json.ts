@@ -6,7 +6,8 @@ import { isClient, type RedisClient } from '../core/redis-connection.js';
 import { EchoError } from '../core/errors.js';
 import type { JobContext } from './job-context.js';
 import { DEFAULT_PREFIX, queueKeys } from '../core/keys.js';
-import { DEFAULT_MAX_PAYLOAD, type JobOptions, type KeepJobs } from '../core/options.js';
+import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_LANE, DEFAULT_MAX_PAYLOAD, type JobOptions, type KeepJobs } from '../core/options.js';
+import { JobField } from '../core/fields.js';
 import { parseJson } from '../core/values.js';
 
 export { parseJson } from '../core/values.js';
@@ -158,4 +159,36 @@ export function minimalQueueContext(queue: unknown): JobContext | undefined {
     },
   }) as RedisClient);
   return { client, keys: queueKeys(name, prefix), maxPayloadBytes: DEFAULT_MAX_PAYLOAD, keepLogs: 0 };
+}
+
+/**
+ * A job's options as BullMQ shows them (job.opts), from its hash: the stored JSON plus the
+ * options that have fields of their own (priority as added, lane, delay as added, lifo,
+ * retention), which are not stored twice.
+ */
+export function storedJobOptions(h: Record<string, string>): JobOptions {
+  // attempts is stored when not 1, and the options the hash has fields for are not stored
+  // (options.ts storedOptions): job.opts shows them like BullMQ's.
+  const o: JobOptions = { attempts: 0, ...(parseJson(h[JobField.opts]) as JobOptions | undefined) };
+  // The priority given at add (opr, kept by changePriority.lua), as BullMQ's opts show it.
+  const givenPrio = h[JobField.priorityAdded] ?? h[JobField.priority];
+  if (givenPrio !== undefined && givenPrio !== '0') o.priority = Number(givenPrio);
+  if (h[JobField.lane] !== undefined && h[JobField.lane] !== DEFAULT_LANE) o.lane = h[JobField.lane];
+  const added = h[JobField.delayAdded] ?? h[JobField.delay];
+  if (added !== undefined && added !== '0') o.delay = Number(added);
+  if (h[JobField.lifo] === '1') o.lifo = true;
+  const keepDone = retentionOption(h[JobField.keepCompletedCount], h[JobField.keepCompletedAge], DEFAULT_KEEP_COMPLETED);
+  if (keepDone !== undefined) o.removeOnComplete = keepDone;
+  const keepFailed = retentionOption(h[JobField.keepFailedCount], h[JobField.keepFailedAge], DEFAULT_KEEP_FAILED);
+  if (keepFailed !== undefined) o.removeOnFail = keepFailed;
+  return o;
+}
+
+/** BullMQ's parentKey and parent of a child job, from its hash (which has a parent id). */
+export function storedParent(h: Record<string, string>): { parentKey: string; parent: ParentKeys } {
+  const id = h[JobField.parentId]!;
+  const queueKey = `${h[JobField.parentPrefix]}:${h[JobField.parentQueue]}`;
+  const policy = h[JobField.parentPolicy];
+  const parent: ParentKeys = policy === 'f' ? { id, queueKey, fpof: true } : policy === 'i' ? { id, queueKey, idof: true } : { id, queueKey };
+  return { parentKey: `${queueKey}:${id}`, parent };
 }

@@ -9,7 +9,7 @@
  * saves one), and the internal `Job.fromHash` / `Job.fromFields`, which every reader and the
  * worker's claim path use. The latter only assigns fields: the hot path builds one per claim.
  */
-import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_LANE, type JobOptions } from '../core/options.js';
+import { DEFAULT_LANE, type JobOptions } from '../core/options.js';
 import { scripts, type ScriptContext } from '../scripts/index.js';
 import { jobScripts } from '../scripts/job-scripts.js';
 import { JobNotFoundError, Code } from '../core/errors.js';
@@ -21,7 +21,7 @@ import * as moves from '../worker/worker-moves.js';
 import type { NextJobTuple } from '../worker/worker-moves.js';
 import { jobContextOf, jobError, lockedError, missingParentError, stateName, withBullText, type JobState } from './job-state.js';
 import {
-  definedOnly, num, optsFromJSON, parseJson, retentionOption, returnValue, traces, type JobJson, type JobJsonSandbox, type ParentKeys,
+  definedOnly, num, optsFromJSON, parseJson, returnValue, storedJobOptions, storedParent, traces, type JobJson, type JobJsonSandbox, type ParentKeys,
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
 import { reopenChild } from '../lifecycle/flows.js';
@@ -130,21 +130,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       this.#rawData = h[JobField.data] ?? '{}';
       this.priority = Number(h[JobField.priority] ?? 0);
       this.lane = h[JobField.lane] ?? DEFAULT_LANE;
-      // attempts is stored when not 1, and the options the hash has fields for are not stored
-      // (options.ts storedOptions): job.opts shows them like BullMQ's.
-      const o: JobOptions = { attempts: 0, ...(parseJson(h[JobField.opts]) as JobOptions | undefined) };
-      // The priority given at add (opr, kept by changePriority.lua), as BullMQ's opts show it.
-      const givenPrio = h[JobField.priorityAdded] ?? h[JobField.priority];
-      if (givenPrio !== undefined && givenPrio !== '0') o.priority = Number(givenPrio);
-      if (h[JobField.lane] !== undefined && h[JobField.lane] !== DEFAULT_LANE) o.lane = h[JobField.lane];
-      const added = h[JobField.delayAdded] ?? h[JobField.delay];
-      if (added !== undefined && added !== '0') o.delay = Number(added);
-      if (h[JobField.lifo] === '1') o.lifo = true;
-      const keepDone = retentionOption(h[JobField.keepCompletedCount], h[JobField.keepCompletedAge], DEFAULT_KEEP_COMPLETED);
-      if (keepDone !== undefined) o.removeOnComplete = keepDone;
-      const keepFailed = retentionOption(h[JobField.keepFailedCount], h[JobField.keepFailedAge], DEFAULT_KEEP_FAILED);
-      if (keepFailed !== undefined) o.removeOnFail = keepFailed;
-      this.opts = o;
+      this.opts = storedJobOptions(h);
       this.delay = Number(h[JobField.delay] ?? 0);
       this.attemptsMade = Number(h[JobField.attemptsMade] ?? 0);
       this.attemptsStarted = Number(h[JobField.attemptsStarted] ?? 0);
@@ -161,13 +147,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       this.processedOn = num(h[JobField.processedOn]);
       this.finishedOn = num(h[JobField.finishedOn]);
       this.stateCode = h[JobField.state];
-      if (h[JobField.parentId] !== undefined) {
-        const queueKey = `${h[JobField.parentPrefix]}:${h[JobField.parentQueue]}`;
-        this.parentKey = `${queueKey}:${h[JobField.parentId]}`;
-        this.parent = h[JobField.parentPolicy] === 'f' ? { id: h[JobField.parentId], queueKey, fpof: true } : h[JobField.parentPolicy] === 'i' ? { id: h[JobField.parentId], queueKey, idof: true } : { id: h[JobField.parentId], queueKey };
-      }
+      if (h[JobField.parentId] !== undefined) ({ parentKey: this.parentKey, parent: this.parent } = storedParent(h));
       this.repeatJobKey = h[JobField.schedulerId];
-      if (o.deduplication !== undefined) this.deduplicationId = o.deduplication.id;
+      if (this.opts.deduplication !== undefined) this.deduplicationId = this.opts.deduplication.id;
       if (h[JobField.processedBy] !== undefined) this.processedBy = h[JobField.processedBy];
       if (h[JobField.deferredFailure] !== undefined) this.deferredFailure = `child ${logicalJobName(h[JobField.deferredFailure])} failed`;
       return;
