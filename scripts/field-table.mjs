@@ -9,7 +9,9 @@
 // counts as written. test/architecture.test.ts checks that docs/internals.md holds this output.
 //
 //   node scripts/field-table.mjs          print the tables (markdown)
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+//   node scripts/field-table.mjs --write  put them into docs/internals.md (between the
+//                                         "#### `JobField`" heading and "### Script status codes")
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -106,4 +108,13 @@ export function fieldTables() {
   return out.join('\n');
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) process.stdout.write(fieldTables());
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.argv.includes('--write')) {
+    const doc = join(root, 'docs', 'internals.md');
+    const text = readFileSync(doc, 'utf8');
+    const from = text.indexOf('#### `JobField`');
+    const to = text.indexOf('### Script status codes');
+    if (from < 0 || to < from) throw new Error('docs/internals.md: the hash-field tables section was not found');
+    writeFileSync(doc, text.slice(0, from) + fieldTables() + '\n' + text.slice(to));
+  } else process.stdout.write(fieldTables());
+}
