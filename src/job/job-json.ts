@@ -192,3 +192,25 @@ export function storedParent(h: Record<string, string>): { parentKey: string; pa
   const parent: ParentKeys = policy === 'f' ? { id, queueKey, fpof: true } : policy === 'i' ? { id, queueKey, idof: true } : { id, queueKey };
   return { parentKey: `${queueKey}:${id}`, parent };
 }
+
+/**
+ * The state fields of a Job rebuilt from BullMQ's JobJson (Job.fromJSON): what the JSON gives,
+ * with BullMQ's defaults for the counters; fields it leaves out keep the constructor's values.
+ */
+export function jobStateFromJson(j: JobJson): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    progress: j.progress ?? 0, delay: j.delay, priority: j.priority, timestamp: j.timestamp,
+    attemptsStarted: j.attemptsStarted ?? 0, attemptsMade: j.attemptsMade ?? 0, stalledCounter: j.stalledCounter ?? 0,
+    stacktrace: traces(j.stacktrace), parentKey: j.parentKey || undefined, parent: j.parent || undefined,
+  };
+  if (j.lane) out.lane = j.lane;
+  if (j.finishedOn) out.finishedOn = j.finishedOn;
+  if (j.processedOn) out.processedOn = j.processedOn;
+  if (j.repeatJobKey) out.repeatJobKey = j.repeatJobKey;
+  if (j.deduplicationId || j.debounceId) out.deduplicationId = j.deduplicationId || j.debounceId;
+  if (j.failedReason) out.failedReason = j.failedReason;
+  if (j.deferredFailure) out.deferredFailure = j.deferredFailure;
+  if (typeof j.returnvalue === 'string') out.returnvalue = returnValue(j.returnvalue);
+  if (j.processedBy) out.processedBy = j.processedBy;
+  return out;
+}

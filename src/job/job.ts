@@ -21,7 +21,7 @@ import * as moves from '../worker/worker-moves.js';
 import type { NextJobTuple } from '../worker/worker-moves.js';
 import { jobContextOf, jobError, lockedError, missingParentError, stateName, withBullText, type JobState } from './job-state.js';
 import {
-  definedOnly, num, optsFromJSON, parseJson, returnValue, storedJobOptions, storedParent, traces, type JobJson, type JobJsonSandbox, type ParentKeys,
+  definedOnly, jobStateFromJson, num, optsFromJSON, parseJson, storedJobOptions, storedParent, type JobJson, type JobJsonSandbox, type ParentKeys,
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
 import { reopenChild } from '../lifecycle/flows.js';
@@ -262,26 +262,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     if (attached && (jobId === undefined || attached.id === jobId)) return attached;
     const j = v.plainObject('json', json) as unknown as JobJson;
     const job = new Job<T, R, N>(queue, j.name as N, JSON.parse(j.data || '{}') as T, j.opts, j.id || jobId);
-    job.progress = j.progress ?? 0;
-    job.delay = j.delay as number;
-    job.priority = j.priority as number;
-    job.timestamp = j.timestamp;
-    if (j.lane) job.lane = j.lane;
-    if (j.finishedOn) job.finishedOn = j.finishedOn;
-    if (j.processedOn) job.processedOn = j.processedOn;
-    if (j.repeatJobKey) job.repeatJobKey = j.repeatJobKey;
-    if (j.deduplicationId || j.debounceId) job.deduplicationId = j.deduplicationId || j.debounceId;
-    if (j.failedReason) job.failedReason = j.failedReason;
-    job.attemptsStarted = j.attemptsStarted ?? 0;
-    job.attemptsMade = j.attemptsMade ?? 0;
-    job.stalledCounter = j.stalledCounter ?? 0;
-    if (j.deferredFailure) job.deferredFailure = j.deferredFailure;
-    job.stacktrace = traces(j.stacktrace);
-    if (typeof j.returnvalue === 'string') job.returnvalue = returnValue(j.returnvalue) as R;
-    job.parentKey = j.parentKey || undefined;
-    job.parent = j.parent || undefined;
-    if (j.processedBy) job.processedBy = j.processedBy;
-    return job;
+    return Object.assign(job, jobStateFromJson(j)) as Job<T, R, N>;
   }
 
   /** Options from their stored JSON in BullMQ's compact form (short names expanded). */
