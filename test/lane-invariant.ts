@@ -40,7 +40,8 @@ for _, l in ipairs(ring) do add(l) end
 for _, l in ipairs(inring) do add(l) end
 for _, l in ipairs(registry) do add(l) end
 for _, h in ipairs({lweight, llimit, lactive, lrate, rlwait}) do
-  for i = 1, #h, 2 do add(h[i]) end
+  -- lactive's field '' is not a lane (lib/lanes.lua ACTIVE_WIDE_FIELD).
+  for i = 1, #h, 2 do if h[i] ~= '' then add(h[i]) end end
 end
 for _, l in ipairs(lpaused) do add(l) end
 for i = 3, #ARGV do add(ARGV[i]) end
@@ -88,6 +89,11 @@ const pairs = (flat: string[]): Map<string, string> => {
   for (let i = 0; i < flat.length; i += 2) m.set(flat[i], flat[i + 1]);
   return m;
 };
+/** lactive without its field '' (lib/lanes.lua ACTIVE_WIDE_FIELD: keeps the hash a hashtable, names no lane). */
+const withoutWideField = (m: Map<string, number>): Map<string, number> => {
+  m.delete('');
+  return m;
+};
 const numbers = (m: Map<string, string>): Map<string, number> => new Map([...m].map(([k, v]) => [k, Number(v)]));
 
 /** Names of lanes that have a ready-job zset, found by SCAN (independent of the registry). */
@@ -130,7 +136,7 @@ export async function readLaneState(c: Redis, keys: QueueKeys): Promise<LaneSnap
     registry,
     weight: numbers(pairs(lweight)),
     limit: numbers(pairs(llimit)),
-    lactive: numbers(pairs(lactive)),
+    lactive: withoutWideField(numbers(pairs(lactive))),
     paused: new Set(lpaused),
     rate: pairs(lrate),
     rlwait: numbers(pairs(rlwait)),

@@ -99,7 +99,7 @@ export function costTable(results, cases, libs, caseHeader = 'case') {
  * Where Redis' work goes: for every case and library, the commands it executed per job
  * (from the last run), most frequent first, with Redis' own µs per job for each.
  */
-export function commandTable(results, top = 12) {
+export function commandTable(results, top = 40) {
   const rows = [];
   for (const [key, list] of results.map) {
     const [caseName, lib] = key.split('\u0000');

@@ -20,7 +20,7 @@ if conc ~= '' or rate ~= '' then redis.call('SADD', K.lcfg, '') else redis.call(
 -- The defaults are read (once) only from here on, so the refresh sees the new ones.
 local admitted = false
 for _, lane in ipairs(redis.call('HKEYS', K.lactive)) do
-  if refreshLane(lane) then admitted = true end
+  if lane ~= ACTIVE_WIDE_FIELD and refreshLane(lane) then admitted = true end
 end
 if admitted then wake() end
 return 1

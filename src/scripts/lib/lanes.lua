@@ -68,6 +68,25 @@ local function scheduleDelayed(id, due)
   if redis.call('ZRANGE', K.delayed, 0, 0)[1] == id then wake() end
 end
 
+-- lactive is read and written many lanes at a time (flushDeferredActive: one HMGET and one HSET
+-- per call). Redis keeps a small hash as a listpack, where each field costs a scan of the whole
+-- hash: with a lane per user and concurrency 50 that is ~100 lanes, and the two commands took
+-- 20-30 µs per call. A field whose value is longer than hash-max-listpack-value (64 bytes by
+-- default) makes Redis keep the hash as a hashtable (O(1) per field) for as long as the key
+-- lives, so a call that touches many lanes writes this field (never a lane: lane names are not
+-- empty). dropActiveCounts deletes it with the last lane, so an idle queue keeps no lactive key.
+local ACTIVE_WIDE_FIELD = ''
+local ACTIVE_WIDE_VALUE = string.rep('-', 72)
+local ACTIVE_WIDE_LANES = 16
+
+-- Deletes the active counts of lanes that reached 0; the key goes when only the field above is left.
+local function dropActiveCounts(...)
+  redis.call('HDEL', K.lactive, ...)
+  if redis.call('HLEN', K.lactive) == 1 and redis.call('HEXISTS', K.lactive, ACTIVE_WIDE_FIELD) == 1 then
+    redis.call('DEL', K.lactive)
+  end
+end
+
 local function registerLane(lane)
   redis.call('ZADD', K.lanes, 'NX', 0, lane)
 end
@@ -80,7 +99,7 @@ local function forgetLaneIfIdle(lane)
   if redis.call('SISMEMBER', K.lcfg, lane) == 1 or redis.call('SISMEMBER', K.lpaused, lane) == 1 then
     return
   end
-  redis.call('HDEL', K.lactive, lane)
+  dropActiveCounts(lane)
   redis.call('ZREM', K.lanes, lane)
 end
 
@@ -237,7 +256,7 @@ local function releaseActive(lane)
   local admitted = false
   if laneHasCfg(lane) then admitted = admitLane(lane) end
   if act <= 0 then
-    redis.call('HDEL', K.lactive, lane)
+    dropActiveCounts(lane)
     forgetLaneIfIdle(lane)
   end
   return admitted
@@ -265,7 +284,7 @@ end
 -- sets usually shows them all empty, so the registry loses them in one ZREM. A lane per user
 -- that drains and refills thus costs a few commands per call, not per lane.
 local function forgetIdleLanes(zero, from, to)
-  redis.call('HDEL', K.lactive, unpack(zero, from, to))
+  dropActiveCounts(unpack(zero, from, to))
   local inRing = redis.call('SMISMEMBER', K.inring, unpack(zero, from, to))
   local anyPaused
   local names, lks = {}, {}
@@ -323,7 +342,13 @@ local function flushDeferredActive()
         zero[#zero + 1] = lane
       end
     end
-    if #set > 0 then redis.call('HSET', K.lactive, unpack(set)) end
+    if #set > 0 then
+      if #lanes >= ACTIVE_WIDE_LANES then
+        set[#set + 1] = ACTIVE_WIDE_FIELD
+        set[#set + 1] = ACTIVE_WIDE_VALUE
+      end
+      redis.call('HSET', K.lactive, unpack(set))
+    end
   end
   if #zero == 0 then return end
   for i = 1, #zero, LANE_CHUNK do
