@@ -3,7 +3,8 @@
  * assert, after any sequence of operations, that the claim will see a consistent world:
  *
  *  - the ring list holds every serviceable lane exactly once and nothing else, and the inring
- *    set holds the same lanes (serviceable = has ready jobs, not paused, under its concurrency
+ *    set holds the same lanes but the one-job lanes of the lone hash, which it never holds
+ *    (a one-job lane has no sorted set: its job is in its lone field; serviceable = has ready jobs, not paused, under its concurrency
  *    limit — its own, else the Worker's group default for lanes but the default lane — and not
  *    waiting in rlwait for its rate window);
  *  - lactive[lane] equals the number of that lane's jobs in `active` (absent = 0, never <= 0);
@@ -34,16 +35,20 @@ local lpaused = redis.call('SMEMBERS', KEYS[8])
 local lrate = redis.call('HGETALL', KEYS[9])
 local rlwait = redis.call('ZRANGE', KEYS[10], 0, -1, 'WITHSCORES')
 local meta = redis.call('HMGET', KEYS[1], 'ready', 'readyP', 'gconc')
+local loneFlat = redis.call('HGETALL', KEYS[12])
+local lone = {}
+for i = 1, #loneFlat, 2 do if loneFlat[i] ~= '' then lone[loneFlat[i]] = loneFlat[i + 1] end end
 local seen, names = {}, {}
 local function add(l) if l and not seen[l] then seen[l] = true; names[#names + 1] = l end end
 for _, l in ipairs(ring) do add(l) end
 for _, l in ipairs(inring) do add(l) end
 for _, l in ipairs(registry) do add(l) end
 for _, h in ipairs({lweight, llimit, lactive, lrate, rlwait}) do
-  -- lactive's field '' is not a lane (lib/lanes.lua ACTIVE_WIDE_FIELD).
+  -- lactive's field '' is not a lane (lib/lanes.lua WIDE_FIELD).
   for i = 1, #h, 2 do if h[i] ~= '' then add(h[i]) end end
 end
 for _, l in ipairs(lpaused) do add(l) end
+for l in pairs(lone) do add(l) end
 for i = 3, #ARGV do add(ARGV[i]) end
 local active = {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[11], 0, -1)) do
@@ -54,6 +59,14 @@ end
 local lanes = {}
 for _, l in ipairs(names) do
   local members = redis.call('ZRANGE', laneBase .. l, 0, -1, 'WITHSCORES')
+  local v = lone[l]
+  if v then
+    -- A one-job lane's field "<prio>:<member>" reads as a member; with a sorted set as well it
+    -- shows up as an extra member, which the checks below report.
+    local p, m = string.match(v, '^(%d+):(.*)$')
+    members[#members + 1] = m
+    members[#members + 1] = p
+  end
   local jobs = {}
   for i = 1, #members, 2 do
     local f = redis.call('HMGET', jobBase .. string.sub(members[i], 15), 'st', 'lane', 'prio', 'sq')
@@ -61,7 +74,12 @@ for _, l in ipairs(names) do
   end
   lanes[#lanes + 1] = {l, members, jobs}
 end
-return {ring, inring, registry, lweight, llimit, lactive, lpaused, lrate, rlwait, meta, active, lanes}
+local loneNames, loneWithSet = {}, {}
+for l in pairs(lone) do
+  loneNames[#loneNames + 1] = l
+  if redis.call('EXISTS', laneBase .. l) == 1 then loneWithSet[#loneWithSet + 1] = l end
+end
+return {ring, inring, registry, lweight, llimit, lactive, lpaused, lrate, rlwait, meta, active, lanes, loneNames, loneWithSet}
 `;
 
 type Nullable = string | null;
@@ -69,6 +87,10 @@ type Nullable = string | null;
 export interface LaneSnapshot {
   ring: string[];
   inring: string[];
+  /** Lanes of the lone hash (one-job lanes). */
+  lone: string[];
+  /** One-job lanes that also have a sorted set (must be none). */
+  loneWithSet: string[];
   registry: string[];
   weight: Map<string, number>;
   limit: Map<string, number>;
@@ -89,7 +111,7 @@ const pairs = (flat: string[]): Map<string, string> => {
   for (let i = 0; i < flat.length; i += 2) m.set(flat[i], flat[i + 1]);
   return m;
 };
-/** lactive without its field '' (lib/lanes.lua ACTIVE_WIDE_FIELD: keeps the hash a hashtable, names no lane). */
+/** lactive without its field '' (lib/lanes.lua WIDE_FIELD: keeps the hash a hashtable, names no lane). */
 const withoutWideField = (m: Map<string, number>): Map<string, number> => {
   m.delete('');
   return m;
@@ -113,11 +135,11 @@ async function scanLaneNames(c: Redis, keys: QueueKeys): Promise<string[]> {
 export async function readLaneState(c: Redis, keys: QueueKeys): Promise<LaneSnapshot> {
   const extra = await scanLaneNames(c, keys);
   const k = [keys.meta, keys.ring, keys.inring, keys.lanes, keys.lweight, keys.llimit, keys.lactive, keys.lpaused,
-    keys.lrate, keys.rlwait, keys.active];
+    keys.lrate, keys.rlwait, keys.active, keys.lone];
   const r = (await c.eval(SNAPSHOT, k.length, ...k, keys.laneBase, keys.jobBase, ...extra)) as unknown[];
-  const [ring, inring, registry, lweight, llimit, lactive, lpaused, lrate, rlwait, meta, active, lanes] = r as [
+  const [ring, inring, registry, lweight, llimit, lactive, lpaused, lrate, rlwait, meta, active, lanes, lone, loneWithSet] = r as [
     string[], string[], string[], string[], string[], string[], string[], string[], string[], Nullable[],
-    Nullable[][], Array<[string, string[], Nullable[][]]>,
+    Nullable[][], Array<[string, string[], Nullable[][]]>, string[], string[],
   ];
   const laneMap: LaneSnapshot['lanes'] = new Map();
   for (const [name, members, jobs] of lanes) {
@@ -133,6 +155,8 @@ export async function readLaneState(c: Redis, keys: QueueKeys): Promise<LaneSnap
   return {
     ring,
     inring,
+    lone,
+    loneWithSet,
     registry,
     weight: numbers(pairs(lweight)),
     limit: numbers(pairs(llimit)),
@@ -166,7 +190,11 @@ export function laneViolations(s: LaneSnapshot, opts: { registry?: 'superset' | 
   const ringSet = new Set(s.ring);
   if (ringSet.size !== s.ring.length) bad.push(`ring has duplicates: ${JSON.stringify(s.ring)}`);
   const inring = new Set(s.inring);
-  if (show(ringSet) !== show(inring)) bad.push(`ring ${show(ringSet)} != inring ${show(inring)}`);
+  const lone = new Set(s.lone);
+  const both = s.lone.filter((l) => inring.has(l));
+  if (both.length > 0) bad.push(`one-job lanes ${show(both)} are in inring`);
+  if (s.loneWithSet.length > 0) bad.push(`one-job lanes ${show(s.loneWithSet)} have a sorted set too`);
+  if (show(ringSet) !== show(new Set([...inring, ...lone]))) bad.push(`ring ${show(ringSet)} != inring ${show(inring)} + lone ${show(lone)}`);
   const want = serviceableLanes(s);
   if (show(ringSet) !== show(want)) bad.push(`ring ${show(ringSet)} != serviceable ${show(want)}`);
 

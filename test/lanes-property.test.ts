@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { queueKeys } from '../src/core/keys.js';
 import { scripts, type ClaimedJob, type ScriptContext } from '../src/scripts/index.js';
 import { client, qname, sleep } from './helpers.js';
-import { assertLaneInvariant, readLaneState } from './lane-invariant.js';
+import { assertLaneInvariant, laneViolations, readLaneState } from './lane-invariant.js';
 import { predictClaim, readTurnInputs, type TurnState } from './lane-model.js';
 import { JobField, MetaField } from '../src/core/fields.js';
 
@@ -287,6 +287,9 @@ describe('lane bookkeeping under random operations', () => {
     }
   }
 
+  // Steps after which some lane was a one-job lane (lib/lanes.lua), so a hunt shows it covered them.
+  const seen = { steps: 0, loneSteps: 0 };
+
   async function run(ops: Op[], exact: boolean): Promise<void> {
     const keys = queueKeys(qname('lprop'));
     const ctx: ScriptContext = { client: c, keys };
@@ -294,7 +297,11 @@ describe('lane bookkeeping under random operations', () => {
     for (const [i, o] of ops.entries()) {
       try {
         await step(ctx, m, o, exact);
-        await assertLaneInvariant(c, keys, { registry: 'exact' });
+        const s = await readLaneState(c, keys);
+        seen.steps++;
+        if (s.lone.length > 0) seen.loneSteps++;
+        const bad = laneViolations(s, { registry: 'exact' });
+        if (bad.length > 0) throw new Error(`lane invariant broken:\n  ${bad.join('\n  ')}`);
       } catch (err) {
         throw new Error(`after step ${i} ${JSON.stringify(o)}: ${(err as Error).message}`);
       }
@@ -318,10 +325,13 @@ describe('lane bookkeeping under random operations', () => {
   });
 
   it('keeps them exact over many shallow lanes, and every claim turns as one rotation per turn would', async () => {
+    seen.steps = seen.loneSteps = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(manyOp, { minLength: 30, maxLength: 80 }), (ops) => run(ops, true)),
       { numRuns: Number(process.env.LANES_PROP_RUNS ?? 50) },
     );
+    // Multi-lane adds into empty lanes make one-job lanes in most runs; the hunt must have met them.
+    expect(seen.loneSteps, `steps with one-job lanes, of ${seen.steps}`).toBeGreaterThan(seen.steps / 10);
   });
 });
 
@@ -346,7 +356,13 @@ describe('the invariant checker', () => {
       await assertLaneInvariant(c, keys, { registry: 'exact' });
     };
     await broken(() => c.rpush(keys.ring, 'b'), () => c.rpop(keys.ring), /duplicates/);
-    await broken(() => c.srem(keys.inring, 'b'), () => c.sadd(keys.inring, 'b'), /inring/);
+    await broken(() => c.srem(keys.inring, 'a'), () => c.sadd(keys.inring, 'a'), /inring/);
+    // 'b' got one job from a multi-lane add: a one-job lane, in the ring through its lone field.
+    expect(await c.hexists(keys.lone, 'b')).toBe(1);
+    await broken(() => c.sadd(keys.inring, 'b'), () => c.srem(keys.inring, 'b'), /one-job lanes \["b"\] are in inring/);
+    await broken(() => c.zadd(keys.laneBase + 'b', 0, 'x'), () => c.del(keys.laneBase + 'b'), /one-job lanes \["b"\] have a sorted set too/);
+    const field = (await c.hget(keys.lone, 'b'))!;
+    await broken(() => c.hdel(keys.lone, 'b'), () => c.hset(keys.lone, 'b', field), /ring .* != inring .* \+ lone/);
     await broken(() => c.sadd(keys.lpaused, 'b'), () => c.srem(keys.lpaused, 'b'), /serviceable/);
     await broken(() => c.hincrby(keys.lactive, 'a', 1), () => c.hincrby(keys.lactive, 'a', -1), /lactive\[a\]/);
     await broken(() => c.hincrby(keys.meta, MetaField.ready, 1), () => c.hincrby(keys.meta, MetaField.ready, -1), /meta ready/);

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCRIPT_NAMES } from '../src/scripts/index.js';
 import { LIB_DEPENDENCIES, LIBRARY_TRANSITIONS, loadLibrary, loadScript } from '../src/scripts/loader.js';
+import { Queue } from '../src/index.js';
+import { client, qname, redisUrl } from './helpers.js';
 
 const SRC = join(import.meta.dirname, '..', 'src');
 const DIR = join(SRC, 'scripts');
@@ -68,5 +70,26 @@ describe('script registry', () => {
   it('loads every script and the function library: each includes what its shared files need, in order', () => {
     for (const name of SCRIPT_NAMES) expect(loadScript(name).source.length).toBeGreaterThan(0);
     expect(loadLibrary().source).toContain('redis.register_function');
+  });
+});
+
+// The transitions run as one function library (FCALL); a library that Redis refuses at FUNCTION
+// LOAD (say, top-level code that calls a standard library, which is not reachable then) would
+// silently fall back to EVALSHA per script: correct, but slower on every call.
+describe('function library on a real Redis', () => {
+  it('FUNCTION LOAD accepts the library, and a queue calls its transitions with FCALL', async () => {
+    const c = client();
+    try {
+      expect(await c.call('FUNCTION', 'LOAD', 'REPLACE', loadLibrary().source)).toBe(loadLibrary().name);
+      const fcalls = async () => Number(/cmdstat_fcall:calls=(\d+)/.exec(await c.info('commandstats'))?.[1] ?? 0);
+      const before = await fcalls();
+      const q = new Queue(qname('lib'), { connection: { url: redisUrl() } });
+      await q.add('j', {});
+      await q.addBulk([{ name: 'j', data: {}, opts: { lane: 'a' } }, { name: 'j', data: {}, opts: { lane: 'b' } }]);
+      await q.close();
+      expect(await fcalls()).toBeGreaterThanOrEqual(before + 2);
+    } finally {
+      c.disconnect();
+    }
   });
 });

@@ -109,6 +109,8 @@ export const MetaField = {
   /** Hints: the delayed set / the rlwait set may hold entries. */
   delayedHint: 'dly',
   rateWaitHint: 'rlw',
+  /** Hint: the lone hash (one-job lanes) may hold fields. */
+  loneHint: 'lone',
   /** The Worker's group (lane) defaults: concurrency, rate `max:durationMs` (BullMQ Pro). */
   groupConcurrency: 'gconc',
   groupRate: 'grate',

@@ -12,7 +12,8 @@
  *     settings live in hash fields, never in keys built from the lane name.
  *
  * Derived keys. Lua scripts build these from a base they receive in KEYS (same hash tag):
- *   laneBase  + lane  → zset of the lane's ready jobs          (lane:<lane>)
+ *   laneBase  + lane  → zset of the lane's ready jobs          (lane:<lane>; absent for a
+ *                       one-job lane, whose job is a field of the fixed `lone` hash)
  *   jobBase   + id    → hash of one job                        (job:<id>)
  *   logsBase  + id    → list of one job's log lines            (logs:<id>)
  *   lrateBase + lane  → the lane's rate-window counter, PX ttl  (lrate:<lane>)
@@ -48,8 +49,14 @@ export interface QueueKeys {
   readonly meta: string;
   /** List: the ring of serviceable lanes, rotated by the claim. */
   readonly ring: string;
-  /** Set: lanes currently in the ring (O(1) membership). */
+  /** Set: lanes currently in the ring (O(1) membership), but for the one-job lanes of `lone`. */
   readonly inring: string;
+  /**
+   * Hash lane → `<priority>:<member>`: a one-job lane, whose only ready job came with a
+   * multi-lane add into the empty lane. Such a lane has no lane:<lane> sorted set and is in the
+   * ring but not in `inring` (docs/internals.md, one-job lanes). The field '' is not a lane.
+   */
+  readonly lone: string;
   /** Sorted set (score 0): every known lane, for paged listing by name. */
   readonly lanes: string;
   /** Hash lane → weight (absent = 1). */
@@ -122,6 +129,7 @@ export function queueKeys(queue: string, prefix: string = DEFAULT_PREFIX): Queue
     meta: k('meta'),
     ring: k('ring'),
     inring: k('inring'),
+    lone: k('lone'),
     lanes: k('lanes'),
     lweight: k('lweight'),
     llimit: k('llimit'),

@@ -6,6 +6,7 @@ import type { RedisClient } from '../core/connection.js';
 import { jobKey, laneKey, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { MetaField } from '../core/fields.js';
+import { laneCounts, laneMembersByScore } from '../lanes/lane-ready.js';
 
 export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'paused', 'waiting-children'] as const;
 export type JobStateName = (typeof JOB_STATES)[number];
@@ -139,24 +140,27 @@ export async function laneInfos(client: RedisClient, keys: QueueKeys, names: rea
     p.sismember(keys.lpaused, lane);
     p.hget(keys.lrate, lane);
     p.sismember(keys.inring, lane);
+    // A one-job lane (lane-ready.ts) holds its job in `lone` and is in the ring without inring.
+    p.hexists(keys.lone, lane);
   }
   const r = (await p.exec())!.map(([err, val]) => {
     if (err) throw err;
     return val as string | number | null;
   });
   return names.map((name, i) => {
-    const o = i * 7;
+    const o = i * 8;
+    const lone = Number(r[o + 7]);
     const rate = r[o + 5] as string | null;
     const [max, duration] = rate ? rate.split(':').map(Number) : [0, 0];
     return {
       name,
-      depth: Number(r[o]),
+      depth: Number(r[o]) + lone,
       active: Number(r[o + 1] ?? 0),
       weight: Number(r[o + 2] ?? 1),
       limit: r[o + 3] === null ? null : Number(r[o + 3]),
       paused: Number(r[o + 4]) === 1,
       rate: rate ? { max, duration } : null,
-      inRing: Number(r[o + 6]) === 1,
+      inRing: Number(r[o + 6]) === 1 || lone === 1,
     };
   });
 }
@@ -278,28 +282,17 @@ async function readyForward(client: RedisClient, keys: QueueKeys, kind: 'ready' 
     const lanes = forward
       ? await client.zrangebylex(keys.lanes, cursor, '+', 'LIMIT', 0, PAGE)
       : await client.zrevrangebylex(keys.lanes, cursor, '-', 'LIMIT', 0, PAGE);
-    let sizes: number[] | undefined;
-    if (skip > 0) {
-      const p = client.pipeline();
-      for (const lane of lanes) p.zcount(laneKey(keys, lane), min, max);
-      sizes = (await p.exec())!.map(([err, n]) => {
-        if (err) throw err;
-        return Number(n);
-      });
-    }
+    const sizes = skip > 0 ? await laneCounts(client, keys, lanes, min, max) : undefined;
     for (let i = 0; i < lanes.length && ids.length < count; i++) {
       if (sizes && skip >= sizes[i]) {
         skip -= sizes[i];
         continue;
       }
-      const key = laneKey(keys, lanes[i]);
       let from = skip;
       skip = 0;
       for (;;) {
         const want = Math.min(RANGE_PAGE, count - ids.length);
-        const page = forward
-          ? await client.zrangebyscore(key, min, max, 'LIMIT', from, want)
-          : await client.zrevrangebyscore(key, max, min, 'LIMIT', from, want);
+        const page = await laneMembersByScore(client, keys, lanes[i], min, max, from, want, !forward);
         for (const m of page) ids.push(m.slice(14)); // member = 14-hex-digit stamp + job id
         if (page.length < want || ids.length >= count) break;
         from += page.length;
@@ -356,6 +349,6 @@ export async function laneReadyIds(
   count: number,
 ): Promise<string[]> {
   const [min, max] = which === 'waiting' ? ['0', '0'] : ['(0', '+inf'];
-  const members = await client.zrangebyscore(laneKey(keys, lane), min, max, 'LIMIT', offset, count);
+  const members = await laneMembersByScore(client, keys, lane, min, max, offset, count);
   return members.map((m) => m.slice(14));
 }

@@ -11,6 +11,7 @@
 import type { Job, JobContext } from '../job/job.js';
 import { laneKey, laneRateKey } from '../core/keys.js';
 import { loadJobs } from '../job/load-jobs.js';
+import { laneCounts, laneCountsPerPriority, laneMembersByRank } from '../lanes/lane-ready.js';
 import { DEFAULT_LANE } from '../core/options.js';
 import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { scripts } from '../scripts/index.js';
@@ -153,14 +154,7 @@ export async function getGroupsJobsCount(ctx: ScriptContext, pageSize: unknown =
   for (let from = 0; ; from += page) {
     const lanes = await ctx.client.zrange(ctx.keys.lanes, from, from + page - 1);
     const groups = lanes.filter((l) => l !== DEFAULT_LANE);
-    if (groups.length > 0) {
-      const p = ctx.client.pipeline();
-      for (const g of groups) p.zcard(laneKey(ctx.keys, g));
-      for (const [err, n] of (await p.exec())!) {
-        if (err) throw err;
-        total += Number(n);
-      }
-    }
+    for (const n of await laneCounts(ctx.client, ctx.keys, groups)) total += n;
     if (lanes.length < page) return total;
   }
 }
@@ -175,7 +169,7 @@ export async function getGroupJobs(ctx: JobContext, id: unknown, start: unknown 
   const lane = groupId(id);
   const s = v.integerIn('start', start, -1e12, 1e12);
   const e = v.integerIn('end', end, -1e12, 1e12);
-  const members = await ctx.client.zrange(laneKey(ctx.keys, lane), s, e);
+  const members = await laneMembersByRank(ctx.client, ctx.keys, lane, s, e);
   // A lane member is the 14-character arrival stamp followed by the job id (lib/common.lua memberId).
   return loadJobs(ctx, members.map((m) => m.slice(14)));
 }
@@ -195,6 +189,7 @@ async function laneStates(ctx: ScriptContext, lanes: readonly string[]): Promise
     p.zscore(ctx.keys.rlwait, lane);
     p.hget(ctx.keys.llimit, lane);
     p.hget(ctx.keys.lactive, lane);
+    p.hexists(ctx.keys.lone, lane); // a one-job lane (lanes/lane-ready.ts)
   }
   const r = (await p.exec())!.map(([err, val]) => {
     if (err) throw err;
@@ -202,9 +197,9 @@ async function laneStates(ctx: ScriptContext, lanes: readonly string[]): Promise
   });
   const dflt = r[0] as string | null;
   return lanes.map((id, i) => {
-    const [depth, paused, waitUntil, ownLimit, active] = r.slice(1 + i * 5, 6 + i * 5);
+    const [depth, paused, waitUntil, ownLimit, active, lone] = r.slice(1 + i * 6, 7 + i * 6);
     const limit = ownLimit ?? (id === DEFAULT_LANE ? null : dflt);
-    const count = Number(depth);
+    const count = Number(depth) + Number(lone);
     let status: GroupStatus | null;
     if (Number(paused) === 1) status = 'paused';
     else if (waitUntil !== null) status = 'limited';
@@ -261,13 +256,9 @@ export async function getCountsPerPriorityForGroup(ctx: ScriptContext, id: unkno
   const prios = priorities.map((p, i) => v.priority(p, `priorities[${i}]`));
   const out: Record<string, number> = {};
   if (prios.length === 0) return out;
-  const p = ctx.client.pipeline();
-  for (const prio of prios) p.zcount(laneKey(ctx.keys, lane), prio, prio);
-  const r = (await p.exec())!;
+  const counts = await laneCountsPerPriority(ctx.client, ctx.keys, [lane], prios);
   prios.forEach((prio, i) => {
-    const [err, n] = r[i]!;
-    if (err) throw err;
-    out[String(prio)] = Number(n);
+    out[String(prio)] = counts[i];
   });
   return out;
 }

@@ -9,9 +9,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { Job, stateName, type JobState } from '../job/job.js';
-import { clientName, depsKey, jobKey, laneKey, logsKey, queueKeys } from '../core/keys.js';
+import { clientName, depsKey, jobKey, logsKey, queueKeys } from '../core/keys.js';
 import { countJobTypes, jobTypes, rangeArgs, rangeIds, typeKind, typeRanges, type JobType } from '../ops/inspect.js';
 import { loadJobs } from '../job/load-jobs.js';
+import { laneCountsPerPriority } from '../lanes/lane-ready.js';
 import { QueueBase } from './queue-base.js';
 import { bullmqPrometheusText, isGlobalVariables, readMetrics, type Metrics } from './queue-metrics.js';
 import { clientsNamed, type ClientInfo } from './workers-list.js';
@@ -157,12 +158,9 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
     let cursor = '-';
     for (;;) {
       const lanes = await c.zrangebylex(this.keys.lanes, cursor, '+', 'LIMIT', 0, LANE_PAGE);
-      const pipe = c.pipeline();
-      for (const lane of lanes) for (const p of rest) pipe.zcount(laneKey(this.keys, lane), p, p);
-      const r = lanes.length === 0 ? [] : (await pipe.exec())!;
-      r.forEach(([err, n], i) => {
-        if (err) throw err;
-        out[String(rest[i % rest.length])] += Number(n);
+      const counts = await laneCountsPerPriority(c, this.keys, lanes, rest);
+      counts.forEach((n, i) => {
+        out[String(rest[i])] += n;
       });
       if (lanes.length < LANE_PAGE) return out;
       cursor = `(${lanes[lanes.length - 1]}`;

@@ -10,6 +10,7 @@ import { drainOutbox } from '../lifecycle/flows.js';
 import type { JobContext } from '../job/job-context.js';
 import { depsKey, jobKey, queueKeyPattern, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
 import { laneReadyIds } from '../ops/inspect.js';
+import { laneCounts } from '../lanes/lane-ready.js';
 import { scripts } from '../scripts/index.js';
 import * as v from '../core/validate.js';
 import { JobField, MetaField } from '../core/fields.js';
@@ -120,7 +121,7 @@ async function cleanCandidates(ctx: JobContext, type: CleanState, cutoff: number
   while (out.length < count) {
     const lanes = await client.zrangebylex(keys.lanes, cursor, '+', 'LIMIT', 0, 100);
     for (const lane of lanes) {
-      const depth = await client.zcount(keys.laneBase + lane, which === 'waiting' ? '0' : '(0', which === 'waiting' ? '0' : '+inf');
+      const [depth] = await laneCounts(client, keys, [lane], which === 'waiting' ? '0' : '(0', which === 'waiting' ? '0' : '+inf');
       if (left >= depth) {
         left -= depth;
         continue;

@@ -1,5 +1,5 @@
 -- add: adds one or more jobs (a bulk add is one call).
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, laneBase, jobBase, logsBase, depsBase
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, lcfg, laneBase, jobBase, logsBase, depsBase
 -- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
 --   (id - 1) mod step names the shard), [2] option record count m, [3] fields per job: 4, or 5
@@ -116,7 +116,8 @@ end
 -- group.maxSize: the lane's waiting jobs, counting those this call added (still in laneBatch).
 local function groupFull(lane, max)
   local l = laneBatch.lanes[lane]
-  return redis.call('ZCARD', K.laneBase .. lane) + (l and #l / 2 or 0) >= max
+  local one = loneOf(lane) and 1 or 0
+  return redis.call('ZCARD', K.laneBase .. lane) + one + (l and #l / 2 or 0) >= max
 end
 beginLaneBatch()
 local spec = { held = 0 }

@@ -3,7 +3,7 @@
 -- waiting-children with one pending entry per child in its deps hash; a leaf is added like
 -- add.lua adds a job (ready, or delayed). The caller sends parents before (or with) their
 -- children: a parent in another queue has been added by an earlier call.
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg, dedup, dedupx
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg, dedup, dedupx
 -- ARGV: [1] node count n, then per node 20 fields and its children's job keys:
 --   id (never '': the caller names every node), name, data (JSON), opts (JSON),
 --   priority (integer 0..2097151), lane, delay (ms), lifo ('1'/'0'), keepCompletedCount

@@ -5,7 +5,7 @@
 -- and next slot, computed the following cron slot from the Redis time, and the call is
 -- accepted only if both are unchanged and the current slot's job is no longer waiting or
 -- delayed, so ten workers racing make one job.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, wake, scheds, wchildren, schedBase, laneBase, jobBase, logsBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, wake, scheds, wchildren, schedBase, laneBase, jobBase, logsBase, lcfg
 -- ARGV: [1] scheduler id, [2] version the caller read, [3] next slot the caller read (ms),
 --   [4] following slot of a cron pattern (ms, > the next slot and > the Redis time the caller
 --   read; -1 = the pattern never fires again; '' for every: the script computes it from its

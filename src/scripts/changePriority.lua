@@ -2,7 +2,7 @@
 -- in BullMQ), or the front when lifo is asked; a delayed or active job keeps the new priority
 -- for when it next becomes ready. The first change keeps the priority the job was added with in
 -- `opr`, so job.opts.priority still shows it (as BullMQ's opts do) while job.priority is new.
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, laneBase, jobBase
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, laneBase, jobBase
 -- ARGV: [1] job id, [2] priority (integer 0..2097151), [3] lifo ('1'/'0')
 -- Returns: 1.
 -- Errors: -1 no such job; -3 the job is finished (completed or failed).
@@ -17,6 +17,8 @@ if not f[1] then return -1 end
 f[2], f[3] = laneOr(f[2]), prioOr(f[3])
 if f[1] == 'c' or f[1] == 'f' then return -3 end
 if f[1] == 'w' then
+  -- A one-job lane's job is re-scored in a sorted set like any other (lib/lanes.lua).
+  materializeLane(f[2])
   local lk = K.laneBase .. f[2]
   redis.call('ZREM', lk, f[4] .. id)
   local stamp = nextStamp(lifo)

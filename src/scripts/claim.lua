@@ -1,6 +1,6 @@
 -- claim: gives a worker up to n ready jobs, fairly across lanes (see lib/claim.lua for the
 -- order of work), each with a lease and a fresh fencing token.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, rate, laneBase, jobBase, lrateBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, rate, laneBase, jobBase, lrateBase, lcfg
 -- ARGV: [1] n (jobs wanted), [2] lease (ms), [3] owner token (optional; manual processing:
 --   stored as each claimed job's `tok`, see lib/lock.lua)
 -- Returns: {claimed, wakeInMs, id1, fields1, id2, fields2, ...}; fields is the job hash as a

@@ -1,6 +1,6 @@
 -- clean: one batch of Queue.clean(grace, limit, type): removes the given candidates that are
 -- still in the state and older than the cutoff (the caller pages candidates read-only).
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, laneBase, jobBase, logsBase, wake, wchildren, outbox, depsBase, lcfg, dedup, dedupx
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, laneBase, jobBase, logsBase, wake, wchildren, outbox, depsBase, lcfg, dedup, dedupx
 -- ARGV: [1] state letter: w (waiting, prioritized, paused), d, c, f, a (active with an expired
 --   lease only); [2] cutoff (ms, Redis clock): age stamp (finish time for c/f; else last start,
 --   then creation time) must be <= it; [3..] job ids (a bounded batch; the caller splits)

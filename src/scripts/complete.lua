@@ -1,7 +1,7 @@
 -- complete: settles one or more active jobs of a worker as completed, then claims the
 -- worker's next jobs in the same call. A worker whose jobs finish in the same tick settles
 -- them together: the call's fixed costs (meta read, clock, claim turn) are paid once.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsCompleted, metricsCompletedData
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsCompleted, metricsCompletedData
 -- ARGV: [1] jobs to claim next (0 = none), [2] lease (ms) for them,
 --   [3] largest return value (bytes) copied into the completed event,
 --   [4] owner token ('' = a worker's own jobs, whose token is their att; otherwise manual

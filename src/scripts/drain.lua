@@ -6,7 +6,7 @@
 -- last pending child was drained is deleted with it (and so on up, within this queue), a
 -- parent in another queue is told through the outbox (it becomes ready there). The delayed
 -- job of a job scheduler's next slot is kept, so the scheduler goes on.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, laneBase, jobBase, logsBase, depsBase, lcfg, wchildren, outbox, schedBase
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, laneBase, jobBase, logsBase, depsBase, lcfg, wchildren, outbox, schedBase
 -- ARGV: [1] budget (most jobs removed in this call, at most 250), [2] '1' to drain delayed jobs too,
 --   [3] registry cursor ('' to start; the reply gives the next), [4] one lane only ('' = all),
 --   [5] scheduler jobs kept at the head of the delayed set so far ('' = 0; the reply gives it)
@@ -54,6 +54,7 @@ end
 
 -- Removes up to budget ready jobs of a lane; returns how many are left in it.
 local function drainLane(lane)
+  materializeLane(lane)
   local lk = K.laneBase .. lane
   local popped = redis.call('ZPOPMIN', lk, budget - removed)
   local prio = 0
@@ -94,6 +95,8 @@ while removed < budget and lanesVisited < budget do
   local lane = redis.call('LPOP', K.ring)
   if not lane then break end
   lanesVisited = lanesVisited + 1
+  -- A one-job lane's job goes into a sorted set first, recorded in inring, which it leaves now.
+  materializeLane(lane)
   redis.call('SREM', K.inring, lane)
   if drainLane(lane) > 0 then
     redis.call('LPUSH', K.ring, lane)

@@ -1,6 +1,6 @@
 -- fail: settles an active job whose attempt failed: retries it (at once, back of its tier, or
 -- after a backoff delay) or fails it for good; then claims the worker's next jobs.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsFailed, metricsFailedData
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsFailed, metricsFailedData
 -- ARGV: [1] job id, [2] token (the job's att when claimed), [3] failed reason, [4] stack trace
 --   (JSON array), [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to
 --   claim next, [7] lease (ms) for them, [8] '1' when the attempts ran out (BullMQ:

@@ -3,7 +3,7 @@
 -- counted (`made` unchanged, BullMQ's skipAttempt); the job keeps its data, lane and priority
 -- and is promoted by the claim when due (a new arrival stamp: back of its tier, like any
 -- delayed job).
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, laneBase, jobBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, laneBase, jobBase, lcfg
 -- ARGV: [1] job id, [2] owner token ('' = not checked, as BullMQ without a token), [3] fence
 --   (the att the caller's Job was claimed under; '' = unknown), [4] delay (ms from now, >= 0;
 --   the due time is taken on the Redis clock)

@@ -1,6 +1,6 @@
 -- moveToLane: moves a ready or delayed job to another lane. A ready job keeps its priority and
 -- arrival stamp, so it takes its arrival place in the new lane.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, jobBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, jobBase, lcfg
 -- ARGV: [1] job id, [2] target lane
 -- Returns: 1.
 -- Errors: -1 no such job; -3 the job is active or finished.

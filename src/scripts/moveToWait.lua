@@ -5,7 +5,7 @@
 -- decremented, so the next claim issues a new, higher token and the hand-back's token can never
 -- settle that later attempt. `made` (attemptsMade) is unchanged, so the hand-back does not use
 -- up one of the job's `attempts`.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, events, wake, laneBase, jobBase, lcfg, rate
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, events, wake, laneBase, jobBase, lcfg, rate
 -- ARGV: [1] job id, [2] token (the job's att when claimed; '' = unknown), [3] owner token
 --   (absent: a worker's own hand-back, the token must be the current att; present: a lock
 --   holder's call, checked as lib/lock.lua does; '' = not checked, as BullMQ without a token)

@@ -4,7 +4,7 @@
 -- otherwise it stays active and the reply is 0, so the processor goes on. The attempt is not
 -- counted; when the last child finishes, lib/flow.lua releases the job to its lane (or delays
 -- it) like any flow parent, with its data, lane and priority.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, events, wake, laneBase, jobBase, lcfg, depsBase, wchildren
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, events, wake, laneBase, jobBase, lcfg, depsBase, wchildren
 -- ARGV: [1] job id, [2] owner token ('' = not checked), [3] fence (att the caller's Job was
 --   claimed under; '' = unknown), [4] child job key ('' = any pending child)
 -- Returns: 1 moved to waiting-children, 0 nothing pending (job unchanged).

@@ -1,7 +1,7 @@
 -- obliterate: deletes the whole queue — jobs with their logs and flow dependencies, job
 -- schedulers, lanes and their settings, events, metrics, deduplication ids — in bounded
 -- batches; the caller pauses the queue first and repeats until the reply says done.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, wake, rate, dedup, dedupx, laneBase, jobBase, logsBase, lrateBase, wchildren, scheds, outbox, schedBase, depsBase, lcfg, metricsCompleted, metricsCompletedData, metricsFailed, metricsFailedData
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, wake, rate, dedup, dedupx, laneBase, jobBase, logsBase, lrateBase, wchildren, scheds, outbox, schedBase, depsBase, lcfg, metricsCompleted, metricsCompletedData, metricsFailed, metricsFailedData
 -- ARGV: [1] budget (most jobs deleted in this call), [2] '1' = force (also delete active jobs)
 -- A deleted job that is a flow child of a parent in another queue, and had not completed, is
 -- reported to that parent as removed through this queue's outbox (as BullMQ's obliterate
@@ -50,6 +50,13 @@ while deleted < budget and visited < budget do
   if not lane then break end
   visited = visited + 1
   local lk = K.laneBase .. lane
+  -- A one-job lane's job is its lone field (lib/lanes.lua), "<prio>:<member>".
+  local lone = redis.call('HGET', K.lone, lane)
+  if lone then
+    dropJob(memberId(string.match(lone, '^%d+:(.*)$')))
+    redis.call('HDEL', K.lone, lane)
+    deleted = deleted + 1
+  end
   local members = redis.call('ZRANGE', lk, 0, budget - deleted - 1)
   for _, m in ipairs(members) do dropJob(memberId(m)) end
   if #members > 0 then redis.call('ZREMRANGEBYRANK', lk, 0, #members - 1) end
@@ -63,7 +70,7 @@ if deleted >= budget or visited >= budget then return {deleted, 0} end
 -- Parents in other queues are told first (the caller drains the outbox, then calls again).
 if redis.call('ZCARD', K.outbox) > 0 then return {deleted, 0} end
 -- Everything job-shaped is gone: drop the fixed keys. UNLINK frees large ones in the background.
-redis.call('UNLINK', K.meta, K.ring, K.inring, K.lanes, K.lweight, K.llimit, K.lactive, K.lpaused,
+redis.call('UNLINK', K.meta, K.ring, K.inring, K.lone, K.lanes, K.lweight, K.llimit, K.lactive, K.lpaused,
   K.lrate, K.rlwait, K.active, K.delayed, K.completed, K.failed, K.events, K.wake, K.rate,
   K.dedup, K.dedupx, K.wchildren, K.scheds, K.outbox, K.lcfg,
   K.metricsCompleted, K.metricsCompletedData, K.metricsFailed, K.metricsFailedData)

@@ -1,6 +1,6 @@
 -- pauseLane: pauses or resumes one lane. A paused lane keeps its jobs and leaves the ring;
 -- resuming puts it back if it is serviceable. The setting is kept for a lane without jobs.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, lcfg
 -- ARGV: [1] lane, [2] '1' to pause, '0' to resume
 -- Returns: 1 when the lane's state changed, 0 when it was already paused / not paused.
 -- Errors: none.

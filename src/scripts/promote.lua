@@ -1,6 +1,6 @@
 -- promote: makes a delayed job ready now (back of its tier, or front when lifo). Its delay
 -- becomes 0, as in BullMQ; the delay it was added with stays in `odl` (job.opts.delay).
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, laneBase, jobBase
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, laneBase, jobBase
 -- ARGV: [1] job id
 -- Returns: 1.
 -- Errors: -1 no such job; -3 the job is not delayed.

@@ -1,6 +1,6 @@
 -- promoteJobs: one batch of Queue.promoteJobs: makes delayed jobs ready now, earliest due
 -- first, each at the back of its tier (front when lifo), as promote.lua does for one job.
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, laneBase, jobBase
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, lcfg, laneBase, jobBase
 -- ARGV: [1] most jobs this call (the caller caps it)
 -- Returns: {moved, more}: more = 1 when the batch was full (call again).
 -- Errors: none (a member without its hash is dropped from the set).

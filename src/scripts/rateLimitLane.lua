@@ -2,7 +2,7 @@
 -- milliseconds, through the same rate-wait set as a lane over its rate limit (rlwait), so the
 -- claim readmits it when the window passes. Other lanes keep flowing. A later window than the
 -- one already set wins; an earlier one leaves it.
--- KEYS: meta, ring, inring, rlwait, wake
+-- KEYS: meta, ring, inring, lone, rlwait, wake
 -- ARGV: [1] lane, [2] ms (integer >= 1)
 -- Returns: the Redis time (ms) at which the lane comes back.
 -- Errors: none (validated by the caller).

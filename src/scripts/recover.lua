@@ -6,7 +6,7 @@
 -- requeued instead, as BullMQ does. The failure counts as a started and a made attempt (att and
 -- made +1), as BullMQ counts the deferred failure of such a job; bumping att also fences off the
 -- worker that lost the lease.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, failed, events, wake, laneBase, jobBase, logsBase, delayed, depsBase, wchildren, outbox, lcfg, schedBase
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, failed, events, wake, laneBase, jobBase, logsBase, delayed, depsBase, wchildren, outbox, lcfg, schedBase
 -- ARGV: [1] maxStalledCount, [2] batch size (most jobs handled per call)
 -- Returns: {requeuedIds, failedIds, failedHashes}: failedHashes[i] is the HGETALL field list of
 --   failedIds[i] as it was when it failed (before retention may delete it), for the worker's

@@ -1,7 +1,7 @@
 -- remove: deletes jobs that are not held (not active, or active with an expired lease: as
 -- BullMQ, whose lock is then gone), from whatever state they are in, keeping lane counts and
 -- the ring right (Queue.remove, Job.remove).
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, laneBase, jobBase, logsBase, wake, wchildren, outbox, depsBase, lcfg, dedup, dedupx
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, failed, events, laneBase, jobBase, logsBase, wake, wchildren, outbox, depsBase, lcfg, dedup, dedupx
 -- ARGV: [1] state filter: '' any, or one of w (ready), d, c, f; [2] cutoff (ms): remove only
 --   jobs whose timestamp (finish time for c/f, creation time otherwise) is <= cutoff
 --   ('' = no cutoff); [3..] job ids (at most a bounded batch; the caller splits)

@@ -2,7 +2,7 @@
 -- deps:<id>) of the given ids that no state structure references — the structure the hash's
 -- state names, or any of active, delayed, completed, failed, wchildren. Logs or deps left
 -- without their job hash are orphans too. The caller finds candidates with a bounded SCAN.
--- KEYS: active, delayed, completed, failed, wchildren, laneBase, jobBase, logsBase, depsBase
+-- KEYS: active, delayed, completed, failed, wchildren, lone, laneBase, jobBase, logsBase, depsBase
 -- ARGV: [1..] candidate job ids (a bounded batch)
 -- Returns: number of orphaned jobs deleted.
 -- Errors: none.
@@ -19,7 +19,13 @@ for i = 1, #ARGV do
   if f[1] then
     if f[1] == 'w' then
       -- A ready job's lane member is its stamp and id; without a stamp it cannot be checked: kept.
-      referenced = not f[3] or redis.call('ZSCORE', K.laneBase .. laneOr(f[2]), f[3] .. id) ~= false
+      -- (or the lone field of a one-job lane, lib/lanes.lua, "<prio>:<member>").
+      local lane, member = laneOr(f[2]), f[3] and f[3] .. id
+      referenced = not member or redis.call('ZSCORE', K.laneBase .. lane, member) ~= false
+      if not referenced then
+        local lone = redis.call('HGET', K.lone, lane)
+        referenced = lone and string.match(lone, '^%d+:(.*)$') == member or false
+      end
     elseif SETS[f[1]] then
       referenced = redis.call('ZSCORE', SETS[f[1]], id) ~= false
     else

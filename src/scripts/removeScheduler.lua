@@ -1,6 +1,6 @@
 -- removeScheduler: deletes a job scheduler and the job of its next slot if that job has not
 -- started (a running or finished job of the scheduler is left alone).
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, wake, scheds, wchildren, schedBase, laneBase, jobBase, logsBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, wake, scheds, wchildren, schedBase, laneBase, jobBase, logsBase, lcfg
 -- ARGV: [1] scheduler id
 -- Returns: 1 removed, 0 no such scheduler.
 -- Errors: none.

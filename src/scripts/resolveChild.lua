@@ -4,7 +4,7 @@
 -- call; a worker then calls this on the parent's queue and only afterwards deletes the outbox
 -- entry, so a crash in between repeats the call, and this call is idempotent (a child that is
 -- no longer pending is not counted again).
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, logsBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, logsBase, lcfg
 -- ARGV: [1] parent job id, [2] child job key, [3] kind: c (completed), i (failed, ignored),
 --   f (failed, fails the parent), r (removed), x (failed, starts the parent), d (failed,
 --   dropped from the parent's dependencies), p (a retried child: back to pending), u (undo p),

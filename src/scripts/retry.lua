@@ -4,7 +4,7 @@
 -- counts are reset only on request. attemptsStarted is also the fencing token (`att`), so it
 -- is never lowered: a reset records the current count as its new base `atb` instead
 -- (job.attemptsStarted shows att - atb) and the next claim still gets a fresh token.
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, completed, failed, events, wake, laneBase, jobBase
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, completed, failed, events, wake, laneBase, jobBase
 -- ARGV: [1] job id, [2] state the job must be in: 'failed' or 'completed', [3] '1' resets
 --   attemptsMade, [4] '1' resets attemptsStarted
 -- Returns: 1.

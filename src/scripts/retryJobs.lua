@@ -3,7 +3,7 @@
 -- As BullMQ: finishedOn, processedOn and failedReason (returnvalue for completed jobs) are
 -- cleared; attemptsMade, attemptsStarted and the stacktrace are kept. A retried flow child whose
 -- parent is in this queue is pending for that parent again (the parent keeps its state).
--- KEYS: meta, ring, inring, lanes, lpaused, llimit, lactive, rlwait, completed, failed, events, wake, laneBase, jobBase, depsBase
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, completed, failed, events, wake, lcfg, laneBase, jobBase, depsBase
 -- ARGV: [1] 'failed' or 'completed', [2] most jobs this call (the caller caps it),
 --   [3] time (ms): only jobs finished at or before it
 -- Returns: {moved, more}: more = 1 when the batch was full (call again).

@@ -4,7 +4,7 @@
 -- least 1, so only a lane with active jobs can change serviceability, and those are the lanes
 -- of lactive (at most one per active job), each refreshed. A lane waiting for a rate window
 -- (rlwait) comes back when that window passes.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, lcfg
 -- ARGV: [1] concurrency (integer >= 1; '' none), [2] rate ("max:durationMs"; '' none)
 -- Returns: 1.
 -- Errors: none (validated by the caller).
@@ -20,7 +20,7 @@ if conc ~= '' or rate ~= '' then redis.call('SADD', K.lcfg, '') else redis.call(
 -- The defaults are read (once) only from here on, so the refresh sees the new ones.
 local admitted = false
 for _, lane in ipairs(redis.call('HKEYS', K.lactive)) do
-  if lane ~= ACTIVE_WIDE_FIELD and refreshLane(lane) then admitted = true end
+  if lane ~= WIDE_FIELD and refreshLane(lane) then admitted = true end
 end
 if admitted then wake() end
 return 1

@@ -1,7 +1,7 @@
 -- setLane: changes a lane's weight, concurrency limit or rate limit, effective at the next
 -- claim of every worker. The lane's ring membership follows at once (a lower limit can take
 -- it out, a higher one put it back). Settings of a lane without jobs are kept.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, lrateBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, lrateBase, lcfg
 -- ARGV: [1] lane, [2] field: 'weight' | 'limit' | 'rate', [3] value: weight (integer >= 1;
 --   1 clears), limit (integer >= 0; '' removes), rate ("max:durationMs"; '' removes)
 -- Returns: 1.

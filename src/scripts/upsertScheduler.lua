@@ -5,7 +5,7 @@
 -- old next slot is withdrawn if it has not started, the version is bumped (so a concurrent
 -- advanceScheduler computed against the old schedule is refused) and the first slot of the
 -- new schedule gets its job.
--- KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, wake, scheds, wchildren, schedBase, laneBase, jobBase, logsBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, delayed, events, wake, scheds, wchildren, schedBase, laneBase, jobBase, logsBase, lcfg
 -- ARGV: [1] scheduler id, [2] every (ms; '' for a cron pattern), [3] cron pattern ('' for
 --   every), [4] time zone ('' = UTC), [5] startDate (ms; ''), [6] endDate (ms; ''),
 --   [7] limit (''), [8] first slot of a cron pattern (ms at or after max(now, startDate),

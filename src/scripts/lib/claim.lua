@@ -23,11 +23,13 @@ local RATE_BLOCK = 1125899906842624
 -- The meta fields a claim reads, in one HMGET per script call (also sets emit's events cap),
 -- and their places in the row: paused, global concurrency, global rate (max, duration ms),
 -- the turn in progress (tl lane, tk share left), blk (worker.rateLimit may be blocking), the
--- events cap, dly / rlw (there may be delayed jobs / lanes waiting for their rate window) and
--- the Worker's group defaults (lib/groups.lua: read here so they cost no call).
-local META_FIELDS = { 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk', 'evmax', 'dly', 'rlw', 'gconc', 'grate' }
+-- events cap, dly / rlw (there may be delayed jobs / lanes waiting for their rate window),
+-- the Worker's group defaults (lib/groups.lua: read here so they cost no call) and lone (there
+-- may be one-job lanes, lib/lanes.lua).
+local META_FIELDS = { 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk', 'evmax', 'dly', 'rlw', 'gconc', 'grate', 'lone' }
 local M_PAUSED, M_CONC, M_RATE_MAX, M_RATE_DUR, M_TURN_LANE, M_TURN_LEFT = 1, 2, 3, 4, 5, 6
 local M_BLOCKED, M_EVMAX, M_DELAYED, M_RATE_WAIT, M_GROUP_CONC, M_GROUP_RATE = 7, 8, 9, 10, 11, 12
+local M_LONE = 13
 local metaRow
 -- Manual processing (worker.getNextJob, job.moveToCompleted with fetchNext): the caller's token,
 -- stored as the claimed jobs' `tok` field beside the attempt fence `att` (docs/internals.md,
@@ -44,6 +46,7 @@ local function readMeta()
     metaRow = redis.call('HMGET', K.meta, unpack(META_FIELDS))
     evmax = metaRow[M_EVMAX] or '10000'
     noteGroupDefaults(metaRow[M_GROUP_CONC], metaRow[M_GROUP_RATE])
+    noteLoneHint(metaRow[M_LONE])
   end
   return metaRow
 end
@@ -179,10 +182,14 @@ local passKeep, passGone = {}, {}
 -- reading their depth first (see laneShare): whether they still hold jobs is found out at
 -- endPass, for all of them with one EXISTS.
 local passMaybe, passMaybeKey = {}, {}
+-- The lone fields of the pass's lanes (false: an ordinary lane; nil when no lone hash exists)
+-- and the one-job lanes the pass served, whose fields endPass deletes with one HDEL.
+local passLone, passLoneServed = nil, {}
 
 local function startPasses()
   pass, passAt, passLen, passMoved = nil, 0, 0, false
   passKeep, passGone, passMaybe, passMaybeKey = {}, {}, {}, {}
+  passLone, passLoneServed = nil, {}
 end
 
 -- Moves the lanes of passMaybe that turned out empty from passKeep to passGone. One EXISTS
@@ -218,12 +225,14 @@ local function endPass()
   end
   if #passKeep > 0 then redis.call('RPUSH', K.ring, unpack(passKeep)); passKeep = {} end
   if #passGone > 0 then redis.call('SREM', K.inring, unpack(passGone)); passGone = {} end
+  if #passLoneServed > 0 then dropLone(unpack(passLoneServed)); passLoneServed = {} end
   passAt, passLen = 0, 0
 end
 
 -- The next lane in ring order, for a claim that still wants `want` jobs; nil when the ring is
 -- empty. Second value: whether the lane is off the ring list until endPass (false for the lane
--- a claim for one job rotated with LMOVE, which sits at the tail already).
+-- a claim for one job rotated with LMOVE, which sits at the tail already). Third: the lane's
+-- lone field when it is a one-job lane (read for the whole pass with one HMGET).
 local function nextRingLane(want)
   if passAt >= passLen then
     endPass()
@@ -238,9 +247,10 @@ local function nextRingLane(want)
       if not pass then return nil end
     end
     passLen = #pass
+    passLone = anyLone() and redis.call('HMGET', K.lone, unpack(pass)) or nil
   end
   passAt = passAt + 1
-  return pass[passAt], not passMoved
+  return pass[passAt], not passMoved, passLone and passLone[passAt] or nil
 end
 
 -- Step 1, gate: a paused queue gives nothing; due delayed jobs are promoted and lanes whose
@@ -358,6 +368,24 @@ local function serveTurn(t, take, out, leases, nowStr, deadline)
   return served, prioritized
 end
 
+-- A one-job lane's turn (lib/lanes.lua): a plain lane, so K = 1, its job is the lone field v.
+-- The lane leaves the ring: it is off the list already (a pass) or at its tail (LMOVE), and
+-- its field goes at endPass. Returns whether the job had a priority.
+local function serveLone(lane, v, offRing, out, leases, nowStr, deadline)
+  local prio, member = parseLone(v)
+  local id = memberId(member)
+  leases[#leases + 1] = deadline
+  leases[#leases + 1] = id
+  out[#out + 1] = id
+  out[#out + 1] = activate(K.jobBase .. id, nowStr)
+  emitJob('active', PREV_WAITING, id)
+  if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
+  deferActive(lane, 1)
+  passLoneServed[#passLoneServed + 1] = lane
+  if not offRing then redis.call('LREM', K.ring, -1, lane) end
+  return prio ~= '0'
+end
+
 -- After a turn: a lane that emptied, reached its limit or used up its rate window leaves the
 -- ring (a lane of the current pass at endPass; one that LMOVE rotated, or whose turn was
 -- continued, is at or close to the ring's tail: LREM from there); a lane whose rate window
@@ -377,7 +405,7 @@ local function endTurn(t, offRing, now)
     if offRing then passKeep[#passKeep + 1] = lane end
     return false
   end
-  if offRing then passGone[#passGone + 1] = lane else evictLane(lane) end
+  if offRing then passGone[#passGone + 1] = lane else leaveRing(lane) end
   if rateShut then
     local ttl = redis.call('PTTL', t.rateKey)
     if ttl < 0 then ttl = 0 end
@@ -450,13 +478,13 @@ local function claimJobs(n, leaseMs, now, out, passWake)
 
   while got < n and turns < maxTurns do
     turns = turns + 1
-    local lane, share, offRing
+    local lane, share, offRing, lone
     if turnLeft > 0 and turnLane and redis.call('SISMEMBER', K.inring, turnLane) == 1 then
       lane, share, offRing = turnLane, turnLeft, false
     else
       local want = n - got
       if maxTurns - turns + 1 < want then want = maxTurns - turns + 1 end
-      lane, offRing = nextRingLane(want)
+      lane, offRing, lone = nextRingLane(want)
       if not lane then break end
       -- The first rotation of a call that wants several jobs learns from its pass whether the
       -- ring holds one lane: a lone lane is then served in one turn from the start.
@@ -464,17 +492,30 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       alone = lane == rotated
       rotated = lane
     end
-    local t = laneShare(lane, share, n - got, alone, offRing)
-    local take = t.share
-    if n - got < take then take = n - got end
-    if take > 0 then
-      local served, prioritized = serveTurn(t, take, out, leases, nowStr, deadline)
-      got = got + served
-      readyServed = readyServed + served
-      prioServed = prioServed + prioritized
+    -- A one-job lane that got a setting (a weight, limit or rate, or the Worker's group
+    -- defaults) since is served as an ordinary lane: its job moves into a sorted set first.
+    if lone and laneHasCfg(lane) then
+      materializeLone(lane, lone)
+      lone = nil
     end
-    turnLane, turnLeft = lane, t.share - take
-    if endTurn(t, offRing, now) then turnLeft = 0 end
+    if lone then
+      local prioritized = serveLone(lane, lone, offRing, out, leases, nowStr, deadline)
+      got, readyServed = got + 1, readyServed + 1
+      if prioritized then prioServed = prioServed + 1 end
+      turnLane, turnLeft = lane, 0
+    else
+      local t = laneShare(lane, share, n - got, alone, offRing)
+      local take = t.share
+      if n - got < take then take = n - got end
+      if take > 0 then
+        local served, prioritized = serveTurn(t, take, out, leases, nowStr, deadline)
+        got = got + served
+        readyServed = readyServed + served
+        prioServed = prioServed + prioritized
+      end
+      turnLane, turnLeft = lane, t.share - take
+      if endTurn(t, offRing, now) then turnLeft = 0 end
+    end
   end
   return finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake)
 end
