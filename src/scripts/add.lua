@@ -115,9 +115,8 @@ local function takeGeneratedId()
 end
 -- group.maxSize: the lane's waiting jobs, counting those this call added (still in laneBatch).
 local function groupFull(lane, max)
-  local l = laneBatch.lanes[lane]
   local one = loneOf(lane) and 1 or 0
-  return redis.call('ZCARD', K.laneBase .. lane) + one + (l and #l / 2 or 0) >= max
+  return redis.call('ZCARD', K.laneBase .. lane) + one + batchCount(lane) >= max
 end
 beginLaneBatch()
 local spec = { held = 0 }

@@ -211,26 +211,48 @@ local function laneGotJobs(lane)
 end
 
 -- While a script batches lane entries (add.lua), enterLane collects them here and
--- flushLaneBatch writes them: one ZADD per lane and one counter update per batch.
+-- flushLaneBatch writes them: one ZADD per lane and one counter update per batch. lanes[lane]
+-- is the lane's first entry as a lone field would hold it ("<prio>:<member>", so a lane given
+-- one job costs no table and becomes a one-job lane as it is), then, from its second entry, a
+-- flat score, member list (batchEntries).
 local laneBatch
 
 local function beginLaneBatch()
   laneBatch = { lanes = {}, order = {}, ready = 0, readyP = 0 }
 end
 
+-- A batch lane's entries as a flat score, member list.
+local function batchEntries(l)
+  if type(l) ~= 'string' then return l end
+  local prio, member = parseLone(l)
+  return { prio, member }
+end
+
+-- Entries the batch holds for a lane (0 when none).
+local function batchCount(lane)
+  local l = laneBatch and laneBatch.lanes[lane]
+  if not l then return 0 end
+  return type(l) == 'string' and 1 or #l / 2
+end
+
 -- Adds a ready member to its lane, counts it, registers the lane and admits it to the ring. The
 -- job hash's state is the caller's to set.
 local function enterLane(lane, prio, member)
   if laneBatch then
+    -- A string score: Lua numbers handed to redis.call are formatted with %.14g, per member.
+    local score = prio == 0 and '0' or string.format('%d', prio)
     local l = laneBatch.lanes[lane]
     if not l then
-      l = {}
-      laneBatch.lanes[lane] = l
+      laneBatch.lanes[lane] = score .. ':' .. member
       laneBatch.order[#laneBatch.order + 1] = lane
+    else
+      if type(l) == 'string' then
+        l = batchEntries(l)
+        laneBatch.lanes[lane] = l
+      end
+      l[#l + 1] = score
+      l[#l + 1] = member
     end
-    -- A string score: Lua numbers handed to redis.call are formatted with %.14g, per member.
-    l[#l + 1] = prio == 0 and '0' or string.format('%d', prio)
-    l[#l + 1] = member
     laneBatch.ready = laneBatch.ready + 1
     if prio > 0 then laneBatch.readyP = laneBatch.readyP + 1 end
     return
@@ -284,7 +306,7 @@ end
 local function oneJobLanes(b, names, ok)
   local cand, at = {}, {}
   for i, lane in ipairs(names) do
-    if (not ok or ok[i]) and #b.lanes[lane] == 2 then
+    if (not ok or ok[i]) and type(b.lanes[lane]) == 'string' then
       cand[#cand + 1] = lane
       at[#at + 1] = i
     end
@@ -314,11 +336,11 @@ local function ringLanes(b, names, one)
   local sets, loneFlat = {}, {}
   for i, lane in ipairs(names) do
     local l = b.lanes[lane]
-    if one == true and #l == 2 or one ~= true and one[i] then
+    if one == true and type(l) == 'string' or one ~= true and one[i] then
       loneFlat[#loneFlat + 1] = lane
-      loneFlat[#loneFlat + 1] = l[1] .. ':' .. l[2]
+      loneFlat[#loneFlat + 1] = l
     else
-      zaddEntries(lane, l)
+      zaddEntries(lane, batchEntries(l))
       sets[#sets + 1] = lane
     end
   end
@@ -353,7 +375,7 @@ local function lanesGotJobs(b, from, to)
   local out = {}
   for i = from, to do
     local lane = order[i]
-    if inRing[i - from + 1] == 0 then out[#out + 1] = lane else zaddEntries(lane, b.lanes[lane]) end
+    if inRing[i - from + 1] == 0 then out[#out + 1] = lane else zaddEntries(lane, batchEntries(b.lanes[lane])) end
   end
   if #out == 0 then return end
   local lone = anyLone() and redis.call('HMGET', K.lone, unpack(out)) or {}
@@ -361,7 +383,7 @@ local function lanesGotJobs(b, from, to)
   for i, lane in ipairs(out) do
     local v = lone[i]
     if v then
-      local l = b.lanes[lane]
+      local l = batchEntries(b.lanes[lane])
       local prio, member = parseLone(v)
       l[#l + 1], l[#l + 2] = prio, member
       zaddEntries(lane, l)
@@ -384,7 +406,7 @@ local function lanesGotJobs(b, from, to)
       ring[#ring + 1] = lane
       ringOne[#ring] = one[i]
     else
-      zaddEntries(lane, b.lanes[lane])
+      zaddEntries(lane, batchEntries(b.lanes[lane]))
     end
   end
   if #ring > 0 then ringLanes(b, ring, ringOne) end
@@ -397,7 +419,7 @@ local function flushLaneBatch()
   if not b then return end
   -- A single lane (the usual add) costs one ZADD and one SISMEMBER once it is in the ring.
   if #b.order == 1 then
-    zaddEntries(b.order[1], b.lanes[b.order[1]])
+    zaddEntries(b.order[1], batchEntries(b.lanes[b.order[1]]))
     laneGotJobs(b.order[1])
   else
     for i = 1, #b.order, LANE_CHUNK do
