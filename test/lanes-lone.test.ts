@@ -121,6 +121,16 @@ describe('one-job lanes', () => {
     expect(first.jobs[0]!.id).toBe(hi.id);
   });
 
+  it('count toward group.maxSize', async () => {
+    const q = rig.queue('lone-max');
+    await q.addBulk([{ name: 'a', data: {}, opts: { lane: 'm' } }, { name: 'b', data: {}, opts: { lane: 'n' } }]);
+    expect((await readLaneState(c, q.keys)).lone.sort()).toEqual(['m', 'n']);
+    await expect(q.add('c', {}, { group: { id: 'm', maxSize: 1 } })).rejects.toThrow(/maxSize|max size/i);
+    await q.add('d', {}, { group: { id: 'm', maxSize: 2 } });
+    expect(await q.getGroupsJobsCount()).toBe(3);
+    await assertLaneInvariant(c, q.keys, { registry: 'exact' });
+  });
+
   it('leave the ring, as sorted sets, when group defaults make a lane with an active job maxed', async () => {
     const q = rig.queue('lone-group');
     await q.add('first', {}, { lane: 'g' });
