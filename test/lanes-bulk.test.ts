@@ -10,6 +10,7 @@ import { client } from './helpers.js';
 import { assertLaneInvariant } from './lane-invariant.js';
 import { claimLanes, ctxOf, LaneRig } from './fixtures/lanes-util.js';
 import { JobField } from '../src/core/fields.js';
+import { applyGroupDefaults } from '../src/pro/groups.js';
 
 const rig = new LaneRig();
 const c = client();
@@ -54,6 +55,16 @@ describe('addBulk over many lanes', () => {
     expect(follower).toBeTruthy();
     expect(await c.hmget(`${q.keys.jobBase}${follower}`, JobField.lane, JobField.state, JobField.dedupFollows)).toEqual(['k2', 'h', holder.id]);
     expect(await c.lrange(q.keys.ring, 0, -1)).toEqual(['k3', 'k4']);
+    await assertLaneInvariant(c, q.keys);
+  });
+
+  it('keeps a lane at its group-default concurrency out of the ring when a many-lane bulk gives it jobs', async () => {
+    const q = rig.queue('bulk-gconc');
+    await applyGroupDefaults(ctxOf(q), { concurrency: '1', rate: '' });
+    await q.add('first', {}, { lane: 'g' });
+    expect(await claimLanes(q, 1)).toEqual(['g']); // g is at its limit of 1
+    await q.addBulk([{ name: 'a', data: {}, opts: { lane: 'g' } }, { name: 'b', data: {}, opts: { lane: 'h' } }]);
+    expect(await c.lrange(q.keys.ring, 0, -1)).toEqual(['h']);
     await assertLaneInvariant(c, q.keys);
   });
 });

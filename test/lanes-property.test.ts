@@ -18,6 +18,7 @@ import { client, qname, sleep } from './helpers.js';
 import { assertLaneInvariant, laneViolations, readLaneState } from './lane-invariant.js';
 import { predictClaim, readTurnInputs, type TurnState } from './lane-model.js';
 import { JobField, MetaField } from '../src/core/fields.js';
+import { applyGroupDefaults } from '../src/pro/groups.js';
 
 const LANES = ['default', 'x:weight', 'ünï😀', 'b'];
 const PRIOS = [0, 0, 1, 2, 5, 2097151];
@@ -33,9 +34,10 @@ const pick = fc.nat(1000);
  * waits that make a run time-dependent.
  */
 function operations(o: { lanes: readonly string[]; addMax: number; spread: boolean; claim: number; fetch: number;
-  delays: readonly number[]; failDelays: readonly number[]; durations: { min: number; max: number }; timing: boolean }) {
+  delays: readonly number[]; failDelays: readonly number[]; durations: { min: number; max: number }; timing: boolean; batches?: boolean }) {
   const lane = fc.integer({ min: 0, max: o.lanes.length - 1 }).map((i) => o.lanes[i]);
   const timed = o.timing ? 1 : 0;
+  const batched = o.batches ? 1 : 0;
   const all = [
     { arbitrary: fc.record({ k: fc.constant('add' as const), lane, prio: fc.constantFrom(...PRIOS), n: fc.integer({ min: 1, max: o.addMax }),
       delay: fc.constantFrom(...o.delays), lifo: fc.boolean(), lanes: o.spread ? fc.array(fc.option(lane, { freq: 2, nil: undefined }), { minLength: o.addMax, maxLength: o.addMax }) : fc.constant([]) }),
@@ -59,6 +61,11 @@ function operations(o: { lanes: readonly string[]; addMax: number; spread: boole
     { arbitrary: fc.record({ k: fc.constant('drainQueue' as const), budget: fc.integer({ min: 1, max: 4 }), delayed: fc.boolean() }), weight: 1 },
     { arbitrary: fc.record({ k: fc.constant('promote' as const), pick }), weight: 1 },
     { arbitrary: fc.record({ k: fc.constant('sleep' as const), ms: fc.integer({ min: 1, max: 25 }) }), weight: timed },
+    // Batch readmissions (retryJobs, promoteJobs: one lane batch over many lanes, which may make
+    // one-job lanes) and the Worker's group defaults (every lane but the default one limited).
+    { arbitrary: fc.record({ k: fc.constant('retryAll' as const), state: fc.constantFrom('failed' as const, 'completed' as const), n: fc.integer({ min: 1, max: 20 }) }), weight: 2 * batched },
+    { arbitrary: fc.record({ k: fc.constant('promoteAll' as const), n: fc.integer({ min: 1, max: 20 }) }), weight: 2 * batched },
+    { arbitrary: fc.record({ k: fc.constant('groupDefaults' as const), conc: fc.option(fc.integer({ min: 1, max: 3 })) }), weight: batched },
   ];
   return fc.oneof(...all.filter((a) => a.weight > 0));
 }
@@ -76,7 +83,12 @@ const MANY = Array.from({ length: 40 }, (_, i) => (i % 13 === 0 ? `ü${i}` : `u$
 const manyOp = operations({ lanes: MANY, addMax: 12, spread: true, claim: 30, fetch: 12, delays: [0, 0, 0, 0, 1_000_000],
   failDelays: [-1, 0, 0, 1_000_000], durations: { min: 1_000_000, max: 1_000_000 }, timing: false });
 
-type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
+// The same many shallow lanes, with batch readmissions and group defaults (the turn model does
+// not know group defaults, so only the invariant is checked here).
+const batchOp = operations({ lanes: MANY, addMax: 12, spread: true, claim: 30, fetch: 12, delays: [0, 0, 0, 1_000_000],
+  failDelays: [-1, -1, 0, 1_000_000], durations: { min: 1_000_000, max: 1_000_000 }, timing: false, batches: true });
+
+type Op = typeof batchOp extends fc.Arbitrary<infer T> ? T : never;
 
 /** What the test knows: ids ever added and the tokens it holds (current and stale). */
 interface Model {
@@ -284,6 +296,15 @@ describe('lane bookkeeping under random operations', () => {
       case 'sleep':
         await sleep(o.ms);
         return;
+      case 'retryAll':
+        await scripts.retryJobs(ctx, { state: o.state, count: o.n, timestamp: Date.now() + 1e9 });
+        return;
+      case 'promoteAll':
+        await scripts.promoteJobs(ctx, o.n);
+        return;
+      case 'groupDefaults':
+        await applyGroupDefaults(ctx, { concurrency: o.conc === null ? '' : String(o.conc), rate: '' });
+        return;
     }
   }
 
@@ -331,6 +352,15 @@ describe('lane bookkeeping under random operations', () => {
       { numRuns: Number(process.env.LANES_PROP_RUNS ?? 50) },
     );
     // Multi-lane adds into empty lanes make one-job lanes in most runs; the hunt must have met them.
+    expect(seen.loneSteps, `steps with one-job lanes, of ${seen.steps}`).toBeGreaterThan(seen.steps / 10);
+  });
+
+  it('keeps them exact over many shallow lanes with batch readmissions and group defaults', async () => {
+    seen.steps = seen.loneSteps = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(batchOp, { minLength: 30, maxLength: 80 }), (ops) => run(ops, false)),
+      { numRuns: Number(process.env.LANES_PROP_RUNS ?? 50) },
+    );
     expect(seen.loneSteps, `steps with one-job lanes, of ${seen.steps}`).toBeGreaterThan(seen.steps / 10);
   });
 });

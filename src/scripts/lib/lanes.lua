@@ -276,11 +276,16 @@ local function zaddEntries(lane, l)
 end
 
 -- Of lanes not in the ring that just received jobs, those that may enter it now (true per
--- place): each just received jobs, so only pause, limit and rate window can keep it out; one
--- EXISTS tells whether any lane has any of them, and only then are they read (one SMISMEMBER
--- and one HMGET; a ZSCORE per lane while some lane waits for its rate window). nil: all may.
+-- place): each just received jobs, so only pause, limit (its own, else the Worker's group
+-- default for lanes but the default one) and rate window can keep it out; one EXISTS (and
+-- SCARD lcfg, for the defaults) tells whether any lane has any of them, and only then are they
+-- read (one SMISMEMBER and one HMGET; a ZSCORE per lane while some lane waits for its rate
+-- window). nil: all may.
 local function admissible(names)
-  if redis.call('EXISTS', K.lpaused, K.llimit, K.rlwait) == 0 then return nil end
+  if anyCfg == nil then anyCfg = redis.call('SCARD', K.lcfg) > 0 end
+  local defaults = anyCfg and groupDefaults()
+  local groupLimit = defaults and defaults.lim or nil
+  if not groupLimit and redis.call('EXISTS', K.lpaused, K.llimit, K.rlwait) == 0 then return nil end
   local paused = redis.call('SMISMEMBER', K.lpaused, unpack(names))
   local limits = redis.call('HMGET', K.llimit, unpack(names))
   -- ZSCORE per lane, not ZMSCORE: the documented ACL (docs/reliability.md) has no ZMSCORE.
@@ -288,8 +293,9 @@ local function admissible(names)
   local ok = {}
   for i, lane in ipairs(names) do
     local yes = paused[i] == 0 and not (anyWaiting and redis.call('ZSCORE', K.rlwait, lane))
-    if yes and limits[i] then
-      yes = tonumber(redis.call('HGET', K.lactive, lane) or '0') < tonumber(limits[i])
+    local limit = limits[i] or (lane ~= DEFAULT_LANE and groupLimit) or nil
+    if yes and limit then
+      yes = tonumber(redis.call('HGET', K.lactive, lane) or '0') < tonumber(limit)
     end
     ok[i] = yes
   end
