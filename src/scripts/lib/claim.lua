@@ -487,7 +487,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       lane, offRing, lone = nextRingLane(want)
       if not lane then break end
       -- The first rotation of a call that wants several jobs learns from its pass whether the
-      -- ring holds one lane: a lone lane is then served in one turn from the start.
+      -- ring holds one lane: a lane alone in the ring is then served in one turn from the start.
       if rotated == nil and n - got > 1 then rotated = passLen == 1 and lane or false end
       alone = lane == rotated
       rotated = lane

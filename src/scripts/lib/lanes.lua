@@ -37,6 +37,7 @@ end
 -- its sorted set, never both: anything else that gives the lane jobs, or changes how it is
 -- served, first moves the job into a sorted set (materializeLane), after which the lane is an
 -- ordinary lane in the same ring position.
+
 -- Whether the lone hash may hold fields. meta lone is set with every write of lone and cleared
 -- when the hash is gone, so a claim reads it with the meta fields it reads anyway (noteLoneHint)
 -- and a queue without one-job lanes pays no command for them; other calls read it once.
