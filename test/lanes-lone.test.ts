@@ -176,6 +176,20 @@ describe('one-job lanes', () => {
     expect(await c.keys(q.keys.base.replace(/[*?[\]\\]/g, '\\$&') + '*')).toEqual([]);
   });
 
+  it('come back to the ring with a pause and resume after a worker of an earlier version dropped them', async () => {
+    const q = rig.queue('lone-skew');
+    await q.addBulk([{ name: 'a', data: {}, opts: { lane: 'x' } }, { name: 'b', data: {}, opts: { lane: 'y' } }]);
+    // What a worker of an earlier version does with a lane whose sorted set it finds empty.
+    await c.lrem(q.keys.ring, 0, 'x');
+    await q.lanes.pause('x');
+    await q.lanes.resume('x');
+    const s = await readLaneState(c, q.keys);
+    expect(s.ring).toEqual(['y', 'x']);
+    expect(s.lone).toEqual(['y']);
+    await assertLaneInvariant(c, q.keys, { registry: 'exact' });
+    expect(await claimLanes(q, 2)).toEqual(['y', 'x']);
+  });
+
   it('are served by a worker like ordinary lanes', async () => {
     const q = rig.queue('lone-worker');
     await q.addBulk(Array.from({ length: 200 }, (_, i) => ({ name: 'j', data: { i }, opts: { lane: `w${i % 150}` } })));
