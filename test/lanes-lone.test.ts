@@ -6,6 +6,7 @@
  * job turns the lane into an ordinary one where it must, and the bookkeeping stays exact.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import type { Queue } from '../src/index.js';
 import { scripts } from '../src/scripts/index.js';
 import { applyGroupDefaults } from '../src/pro/groups.js';
@@ -200,4 +201,114 @@ describe('one-job lanes', () => {
     await rig.closeWorkers();
     await assertLaneInvariant(c, q.keys, { registry: 'exact' });
   });
+});
+
+// The same random operations on two queues, one fed by addBulk across lanes (one-job lanes) and
+// one by single adds (a sorted set per lane): every reading, claim and refusal must be equal.
+// 15 runs by default (about 4 s); LANES_PROP_RUNS=300 for a longer hunt.
+const RUNS = Number(process.env.LANES_PROP_RUNS ?? 15);
+describe('one-job lanes under random operations', () => {
+  const LANES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+  const lane = fc.constantFrom(...LANES);
+  const pick = fc.nat(1000);
+  const op = fc.oneof(
+    { arbitrary: fc.record({ k: fc.constant('add' as const), jobs: fc.array(fc.record({ lane, prio: fc.constantFrom(0, 0, 1, 3) }), { minLength: 1, maxLength: 6 }) }), weight: 5 },
+    { arbitrary: fc.record({ k: fc.constant('claim' as const), n: fc.integer({ min: 1, max: 6 }) }), weight: 3 },
+    { arbitrary: fc.record({ k: fc.constant('complete' as const), pick, fetch: fc.integer({ min: 0, max: 3 }) }), weight: 3 },
+    { arbitrary: fc.record({ k: fc.constant('changePriority' as const), pick, prio: fc.constantFrom(0, 2, 5) }), weight: 1 },
+    { arbitrary: fc.record({ k: fc.constant('remove' as const), pick }), weight: 1 },
+    { arbitrary: fc.record({ k: fc.constant('moveToLane' as const), pick, lane }), weight: 1 },
+    { arbitrary: fc.record({ k: fc.constant('pause' as const), lane, paused: fc.boolean() }), weight: 1 },
+    { arbitrary: fc.record({ k: fc.constant('weight' as const), lane, w: fc.integer({ min: 1, max: 3 }) }), weight: 1 },
+  );
+  type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
+  const at = <T>(xs: readonly T[], i: number): T | undefined => (xs.length === 0 ? undefined : xs[i % xs.length]);
+  const outcome = async (f: () => Promise<unknown>) => {
+    try {
+      await f();
+      return 'ok';
+    } catch (e) {
+      return (e as Error).constructor.name;
+    }
+  };
+
+  it('reads, claims and refuses the same as lanes built one add at a time', async () => {
+    let loneSteps = 0;
+    let steps = 0;
+    await fc.assert(fc.asyncProperty(fc.array(op, { minLength: 10, maxLength: 30 }), async (ops) => {
+      const qs = [rig.queue('lp-bulk'), rig.queue('lp-single')] as const;
+      const held: Array<Map<string, string>> = [new Map(), new Map()];
+      const ids: string[] = [];
+      const claimed = (i: number, jobs: Array<{ id: string; fields: string[] }>) => {
+        for (const j of jobs) held[i]!.set(j.id, j.fields[j.fields.indexOf('att') + 1]!);
+        return jobs.map((j) => j.id);
+      };
+      try {
+        for (const [n, o] of (ops as Op[]).entries()) {
+          const r: unknown[] = [];
+          // The job an op picks, chosen once for both queues (their ids are the same).
+          const heldId = 'pick' in o ? at([...held[0]!.keys()].sort(), o.pick) : undefined;
+          const anyId = 'pick' in o ? at(ids, o.pick) : undefined;
+          for (const [i, q] of qs.entries()) {
+            switch (o.k) {
+              case 'add': {
+                const jobs = o.jobs.map((j, x) => ({ name: `n${x}`, data: { x }, opts: { lane: j.lane, ...(j.prio ? { priority: j.prio } : {}) } }));
+                if (i === 0) {
+                  const made = await q.addBulk(jobs);
+                  ids.push(...made.map((m) => m.id!));
+                } else {
+                  for (const j of jobs) await q.add(j.name, j.data, j.opts);
+                }
+                break;
+              }
+              case 'claim':
+                r.push(claimed(i, (await scripts.claim(ctxOf(q), { count: o.n, leaseMs: LEASE })).jobs));
+                break;
+              case 'complete': {
+                const id = heldId;
+                if (id === undefined) break;
+                const token = held[i]!.get(id)!;
+                held[i]!.delete(id);
+                const done = await scripts.complete(ctxOf(q), { id, token, returnValue: '1', fetch: o.fetch, leaseMs: LEASE, maxEventValueBytes: 100 });
+                r.push(typeof done === 'number' ? done : claimed(i, done.jobs));
+                break;
+              }
+              case 'changePriority': {
+                const id = anyId;
+                if (id !== undefined) r.push(await outcome(() => q.changePriority(id, o.prio)));
+                break;
+              }
+              case 'remove': {
+                const id = anyId;
+                if (id !== undefined && !held[0]!.has(id)) r.push(await q.remove(id));
+                break;
+              }
+              case 'moveToLane': {
+                const id = anyId;
+                if (id !== undefined) r.push(await outcome(() => q.moveToLane(id, o.lane)));
+                break;
+              }
+              case 'pause':
+                await (o.paused ? q.lanes.pause(o.lane) : q.lanes.resume(o.lane));
+                break;
+              case 'weight':
+                await q.lanes.setWeight(o.lane, o.w);
+                break;
+            }
+          }
+          const what = `after step ${n} ${JSON.stringify(o)}`;
+          if (r.length === 2) expect(r[0], what).toEqual(r[1]);
+          for (const q of qs) await assertLaneInvariant(c, q.keys, { registry: 'exact' });
+          const s = await readLaneState(c, qs[0].keys);
+          steps++;
+          if (s.lone.length > 0) loneSteps++;
+          expect(await observe(qs[0]), what).toEqual(await observe(qs[1]));
+        }
+      } finally {
+        await rig.closeAll();
+      }
+    }), { numRuns: RUNS });
+    // Most runs must have had one-job lanes for this to say anything.
+    expect(loneSteps, `steps with one-job lanes, of ${steps}`).toBeGreaterThan(steps / 5);
+  }, Math.max(60_000, RUNS * 1000));
 });
