@@ -1,8 +1,9 @@
 -- claim: gives a worker up to n ready jobs, fairly across lanes (see lib/claim.lua for the
 -- order of work), each with a lease and a fresh fencing token.
 -- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, rate, laneBase, jobBase, lrateBase, lcfg
--- ARGV: [1] n (jobs wanted), [2] lease (ms), [3] owner token (optional; manual processing:
---   stored as each claimed job's `tok`, see lib/lock.lua)
+-- ARGV: [1] n (jobs wanted), [2] lease (ms), [3] owner token (optional, '' none; manual
+--   processing: stored as each claimed job's `tok`, see lib/lock.lua), [4] worker name
+--   (optional, '' none: stored as each claimed job's `pb`, BullMQ's processedBy)
 -- Returns: {claimed, wakeInMs, id1, fields1, id2, fields2, ...}; fields is the job hash as a
 --   flat field/value list, without st and sq (lib/claim.lua activate); its `att` is the fencing
 --   token, its `pOn` the claim time. wakeInMs: when nothing was claimed,
@@ -17,6 +18,7 @@
 local out = {}
 local now = nowMs()
 if ARGV[3] and ARGV[3] ~= '' then claimOwner = ARGV[3] end
+if ARGV[4] and ARGV[4] ~= '' then claimName = ARGV[4] end
 local got, nextAt = claimJobs(tonumber(ARGV[1]), tonumber(ARGV[2]), now, out, true)
 table.insert(out, 1, nextAt)
 table.insert(out, 1, got)

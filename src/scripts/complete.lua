@@ -8,8 +8,9 @@
 --   processing: the lock is checked as lib/lock.lua does, and the claimed jobs get this owner),
 --   [5] metrics data points (0 = the worker keeps no metrics; lib/metrics.lua),
 --   [6] / [7] the worker's removeOnComplete as keep count / age (ms) for jobs without their own
---   ('' = none: the default applies), then per settled job (at most 1000): [8 + 3i] job id,
---   [9 + 3i] token (the job's att when claimed), [10 + 3i] return value (JSON)
+--   ('' = none: the default applies), [8] worker name for the claimed jobs' `pb` ('' = none),
+--   then per settled job (at most 1000): [9 + 3i] job id, [10 + 3i] token (the job's att when
+--   claimed), [11 + 3i] return value (JSON)
 -- Returns: {claimed, nextWakeAt, m, code1..codem, id1, fields1, ...}: m settled jobs, each
 --   code 1 (completed) or an error code below, then the claimed jobs like claim.
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
@@ -32,13 +33,14 @@
 local MAX_SETTLE = 1000
 -- Shared fields of the completed events of a settle (emitJob in lib/common.lua).
 local PREV_ACTIVE = { 'prev', 'active' }
-local m = (#ARGV - 7) / 3
+local m = (#ARGV - 8) / 3
 if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs per call') end
 local fetch, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxEv = tonumber(ARGV[3])
 local owner = ARGV[4] ~= '' and ARGV[4] or nil
 local metricsMax = tonumber(ARGV[5])
 local workerKeep, workerKeepAge = tonumber(ARGV[6]), tonumber(ARGV[7]) -- nil when ''
+local workerName = ARGV[8] ~= '' and ARGV[8] or nil
 local now = nowMs()
 local nowStr = string.format('%d', now) -- written as a string: see activate in lib/claim.lua
 readMeta() -- the claim below needs it anyway; reading it first also gives emit its cap
@@ -48,7 +50,7 @@ local finished = {} -- ids of settled jobs, removed from the active set with one
 local trims = {}
 
 for i = 0, m - 1 do
-  local id, token, rv = ARGV[8 + 3 * i], ARGV[9 + 3 * i], ARGV[10 + 3 * i]
+  local id, token, rv = ARGV[9 + 3 * i], ARGV[10 + 3 * i], ARGV[11 + 3 * i]
   local jk = K.jobBase .. id
   local att, st, lane, keepCount, keepAge, made, parentId, pending =
     unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid', 'pend'), 1, 8)
@@ -104,6 +106,7 @@ end
 
 local out = {}
 claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lua)
+claimName = workerName
 -- A call that settled nothing (every token stale) claims nothing either: it changes nothing.
 local want = #finished > 0 and fetch or 0
 local got, nextAt = claimJobs(want, leaseMs, now, out)

@@ -7,7 +7,7 @@
 --   attemptsMade >= attempts), [9] owner token ('' or absent = a worker's own job; otherwise
 --   manual processing, as in complete.lua), [10] metrics data points (0 or absent = none),
 --   [11] / [12] the worker's removeOnFail as keep count / age (ms) for jobs without their own
---   ('' or absent = none)
+--   ('' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none)
 -- Returns: like claim ({claimed, nextWakeAt, ...}), or {code} on error.
 -- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch.
 -- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
@@ -86,6 +86,7 @@ end
 
 local out = {}
 claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lua)
+if ARGV[13] and ARGV[13] ~= '' then claimName = ARGV[13] end
 local got, nextAt = claimJobs(fetch, leaseMs, now, out)
 if got == 0 and delay < 0 then emitDrainedIfIdle() end
 if admitted and fetch == 0 then wake() end

@@ -110,8 +110,11 @@ export const scripts = {
   },
 
   /** owner: manual processing, the caller's token stored as each claimed job's lock owner. */
-  async claim(ctx: ScriptContext, a: { count: number; leaseMs: number; owner?: string }): Promise<ClaimReply> {
-    return parseClaim(await raw.claim(ctx, a.owner === undefined ? [a.count, a.leaseMs] : [a.count, a.leaseMs, a.owner])) as ClaimReply;
+  /** owner: manual processing (see above); name: the worker's name, stored as each claimed job's processedBy. */
+  async claim(ctx: ScriptContext, a: { count: number; leaseMs: number; owner?: string; name?: string }): Promise<ClaimReply> {
+    const args: Array<string | number> = [a.count, a.leaseMs];
+    if (a.owner !== undefined || a.name !== undefined) args.push(a.owner ?? '', a.name ?? '');
+    return parseClaim(await raw.claim(ctx, args)) as ClaimReply;
   },
 
   /** Settles one job as completed and claims `fetch` more: completeMany for one job. */
@@ -119,7 +122,7 @@ export const scripts = {
     ctx: ScriptContext,
     a: {
       id: string; token: string; returnValue: string; fetch: number; leaseMs: number; maxEventValueBytes: number;
-      owner?: string; metrics?: number; keep?: [number, number];
+      owner?: string; metrics?: number; keep?: [number, number]; name?: string;
     },
   ): Promise<ClaimReply | number> {
     const r = await scripts.completeMany(ctx, { ...a, jobs: [a] });
@@ -131,16 +134,17 @@ export const scripts = {
    * codes[i] is 1 (completed), -1 (no such job) or -2 (stale token) for jobs[i]; with `owner`
    * (manual processing: tokens are then the jobs' fences) also -6 (lock mismatch).
    * metrics: data points kept by the per-minute counts (0 or absent = none). keep: the worker's
-   * removeOnComplete (count, age ms) for jobs without their own.
+   * removeOnComplete (count, age ms) for jobs without their own. name: the worker's name, stored
+   * as the claimed jobs' processedBy.
    */
   async completeMany(
     ctx: ScriptContext,
     a: {
       jobs: ReadonlyArray<{ id: string; token: string; returnValue: string }>; fetch: number; leaseMs: number; maxEventValueBytes: number;
-      owner?: string; metrics?: number; keep?: [number, number];
+      owner?: string; metrics?: number; keep?: [number, number]; name?: string;
     },
   ): Promise<ClaimReply & { codes: number[] }> {
-    const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes, a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? ''];
+    const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes, a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? ''];
     for (const j of a.jobs) args.push(j.id, j.token, j.returnValue);
     const r = (await raw.complete(ctx, args)) as unknown[];
     const m = Number(r[2]);
@@ -155,11 +159,13 @@ export const scripts = {
     ctx: ScriptContext,
     a: {
       id: string; token: string; reason: string; stack: string; retryDelayMs: number; exhausted: boolean; fetch: number; leaseMs: number;
-      owner?: string; metrics?: number; keep?: [number, number];
+      owner?: string; metrics?: number; keep?: [number, number]; name?: string;
     },
   ): Promise<ClaimReply | number> {
     const args: Array<string | number> = [a.id, a.token, a.reason, a.stack, a.retryDelayMs, a.fetch, a.leaseMs, a.exhausted ? '1' : '0'];
-    if (a.owner !== undefined || a.metrics || a.keep) args.push(a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '');
+    if (a.owner !== undefined || a.metrics || a.keep || a.name !== undefined) {
+      args.push(a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? '');
+    }
     return parseClaim(await raw.fail(ctx, args));
   },
 

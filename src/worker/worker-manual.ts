@@ -13,6 +13,8 @@ import * as v from '../core/validate.js';
 export interface ManualHost {
   readonly ctx: JobContext;
   leaseMs(): number;
+  /** The Worker option name, stored as the claimed jobs' processedBy (undefined: none). */
+  name(): string | undefined;
   /** The worker is closing: no more claims. */
   closing(): boolean;
   /** The worker is paused: getNextJob claims nothing (BullMQ's). */
@@ -58,11 +60,11 @@ export class HeldJobs {
     const o = v.plainObject('opts', opts);
     const block = o.block === undefined ? true : v.boolean('block', o.block);
     if (this.host.closing() || this.host.paused()) return undefined;
-    let reply: ClaimReply = await scripts.claim(this.host.ctx, { count: 1, leaseMs: this.host.leaseMs(), owner: token });
+    let reply: ClaimReply = await scripts.claim(this.host.ctx, { count: 1, leaseMs: this.host.leaseMs(), owner: token, name: this.host.name() });
     if (reply.jobs.length === 0 && block && this.drained && !this.host.closing()) {
       await this.host.block(reply.wakeInMs);
       if (this.host.closing()) return undefined;
-      reply = await scripts.claim(this.host.ctx, { count: 1, leaseMs: this.host.leaseMs(), owner: token });
+      reply = await scripts.claim(this.host.ctx, { count: 1, leaseMs: this.host.leaseMs(), owner: token, name: this.host.name() });
     }
     const cj = reply.jobs[0];
     this.drained = !cj;

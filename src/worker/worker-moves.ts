@@ -27,6 +27,8 @@ export interface WorkerHooks {
   readonly strategies: Record<string, BackoffStrategy>;
   readonly fallbackStrategy: BackoffStrategy | undefined;
   readonly maxStartedAttempts: number | undefined;
+  /** The Worker option name: stored as processedBy on the jobs a fetchNext claims. */
+  readonly name: string | undefined;
   /** A lock-holder call took the job out of `active`: stop renewing its lease. */
   released(jobId: string): void;
   /** A job claimed for `owner` by a fetchNext: the worker tracks it (lease renewal) and emits active. */
@@ -95,7 +97,7 @@ export async function moveToCompleted(job: HeldJob, ctx: JobContext, returnValue
   const r = await scripts.completeMany(ctx, {
     jobs: [{ id: job.id, token: String(job.attemptsStarted), returnValue: json }],
     fetch: fetchNext ? 1 : 0, leaseMs: hooks?.leaseMs ?? DEFAULT_LEASE, maxEventValueBytes: hooks?.maxEventValueBytes ?? 16384,
-    owner, metrics: hooks?.metrics, keep: hooks?.keepCompleted,
+    owner, metrics: hooks?.metrics, keep: hooks?.keepCompleted, name: hooks?.name,
   });
   const code = r.codes[0]!;
   if (code !== 1) throw lockError(code, 'moveToFinished', job.id);
@@ -136,7 +138,7 @@ export async function moveToFailed(job: HeldJob, ctx: JobContext, err: Error, ow
   const r = await scripts.fail(ctx, {
     id: job.id, token: String(job.attemptsStarted), reason: plan.reason, stack, retryDelayMs: plan.retryDelay,
     exhausted: plan.exhausted, fetch: fetch ? 1 : 0, leaseMs: hooks?.leaseMs ?? DEFAULT_LEASE,
-    owner, metrics: hooks?.metrics, keep: hooks?.keepFailed,
+    owner, metrics: hooks?.metrics, keep: hooks?.keepFailed, name: hooks?.name,
   });
   // BullMQ's command names: retryJob (retry now), moveToDelayed (retry later), moveToFinished.
   if (typeof r === 'number') throw lockError(r, plan.retryDelay === 0 ? 'retryJob' : plan.retryDelay > 0 ? 'moveToDelayed' : 'moveToFinished', job.id);

@@ -108,7 +108,7 @@ export class Settler<R> {
       reply = await scripts.completeMany(this.host.ctx, {
         jobs: batch.map((b) => ({ id: b.run.job.id, token: b.run.token, returnValue: b.json })),
         fetch, leaseMs: this.host.opts.lockDuration, maxEventValueBytes: this.host.maxEventValueBytes,
-        metrics: this.host.opts.metrics, keep: this.host.opts.keepCompleted,
+        metrics: this.host.opts.metrics, keep: this.host.opts.keepCompleted, name: this.host.opts.name,
       });
     } catch (err) {
       this.settling -= batch.length;
@@ -167,7 +167,7 @@ export class Settler<R> {
       const reply = await scripts.fail(this.host.ctx, {
         id: job.id, token: run.token, reason, stack, retryDelayMs: retryDelay, exhausted,
         fetch, leaseMs: this.host.opts.lockDuration,
-        metrics: this.host.opts.metrics || undefined, keep: this.host.opts.keepFailed,
+        metrics: this.host.opts.metrics || undefined, keep: this.host.opts.keepFailed, name: this.host.opts.name,
       });
       // Flows: a parent in another queue learns the outcome through this queue's outbox; it is
       // delivered before the failed event, so a listener sees the parent already moved (as

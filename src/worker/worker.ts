@@ -141,6 +141,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     this.manual = new HeldJobs({
       ctx: this.ctx,
       leaseMs: () => this.opts.lockDuration,
+      name: () => this.opts.name,
       closing: () => this.stopping,
       paused: () => this.paused,
       block: (ms) => this.block(ms, true),
@@ -191,6 +192,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       get strategies() { return w.strategies; },
       get fallbackStrategy() { return w.fallbackStrategy; },
       get maxStartedAttempts() { return w.opts.maxStartedAttempts; },
+      get name() { return w.opts.name; },
       released: (id) => {
         // The processor moved its own job (a step job): its lease is no longer this worker's.
         const run = this.running.get(id);
@@ -338,7 +340,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       this.reserved += n;
       let reply: ClaimReply;
       try {
-        reply = await scripts.claim(this.ctx, { count: n, leaseMs: this.opts.lockDuration });
+        reply = await scripts.claim(this.ctx, { count: n, leaseMs: this.opts.lockDuration, name: this.opts.name });
         failures = 0;
       } catch (err) {
         this.reserved -= n;

@@ -35,11 +35,15 @@ local metaRow
 -- stored as the claimed jobs' `tok` field beside the attempt fence `att` (docs/internals.md,
 -- tokens). nil for a worker's own claims, which store no owner: their token is `att` itself.
 local claimOwner
+-- The claiming worker's name (BullMQ's Worker option name), stored as the claimed jobs' `pb`
+-- (job.processedBy, as BullMQ stores it); nil for a worker without a name.
+local claimName
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
 local function reset_claim()
   metaRow = nil
   claimOwner = nil
+  claimName = nil
 end
 local function readMeta()
   if not metaRow then
@@ -148,21 +152,32 @@ local function activate(jk, nowStr)
       att = string.format('%d', tonumber(h[i + 1]) + 1)
     elseif k == 'tok' then
       hadOwner = true
-    elseif k ~= 'st' and k ~= 'sq' and k ~= 'pOn' then
+    elseif k ~= 'st' and k ~= 'sq' and k ~= 'pOn' and not (k == 'pb' and claimName) then
       out[n + 1], out[n + 2] = k, h[i + 1]
       n = n + 2
     end
   end
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 'att', att, 'pOn', nowStr
+  n = n + 4
+  -- The worker's name, when it has one, goes with the same write (BullMQ's processedBy).
+  if claimName then out[n + 1], out[n + 2], n = 'pb', claimName, n + 2 end
   if claimOwner then
     -- Manual processing: the caller's token names the owner; att stays the fence.
-    out[n + 5], out[n + 6] = 'tok', claimOwner
-    redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr, 'tok', claimOwner)
+    out[n + 1], out[n + 2] = 'tok', claimOwner
+    if claimName then
+      redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr, 'tok', claimOwner, 'pb', claimName)
+    else
+      redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr, 'tok', claimOwner)
+    end
+    return out
+  end
+  if claimName then
+    redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr, 'pb', claimName)
   else
     redis.call('HSET', jk, 'att', att, 'st', 'a', 'pOn', nowStr)
-    -- An owner left from an earlier manual attempt would refuse this attempt's own token.
-    if hadOwner then redis.call('HDEL', jk, 'tok') end
   end
+  -- An owner left from an earlier manual attempt would refuse this attempt's own token.
+  if hadOwner then redis.call('HDEL', jk, 'tok') end
   return out
 end
 -- The claim's steps, run in this order by claimJobs: gate (how many jobs the queue lets this
