@@ -53,7 +53,8 @@ while deleted < budget and visited < budget do
   -- A one-job lane's job is its lone field (lib/lanes.lua), "<prio>:<member>".
   local lone = redis.call('HGET', K.lone, lane)
   if lone then
-    dropJob(memberId(string.match(lone, '^%d+:(.*)$')))
+    local _, member = parseLone(lone)
+    dropJob(memberId(member))
     redis.call('HDEL', K.lone, lane)
     deleted = deleted + 1
   end

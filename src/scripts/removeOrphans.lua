@@ -24,7 +24,7 @@ for i = 1, #ARGV do
       referenced = not member or redis.call('ZSCORE', K.laneBase .. lane, member) ~= false
       if not referenced then
         local lone = redis.call('HGET', K.lone, lane)
-        referenced = lone and string.match(lone, '^%d+:(.*)$') == member or false
+        referenced = lone and select(2, parseLone(lone)) == member or false
       end
     elseif SETS[f[1]] then
       referenced = redis.call('ZSCORE', SETS[f[1]], id) ~= false

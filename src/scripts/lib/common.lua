@@ -176,6 +176,12 @@ local function memberId(member)
   return string.sub(member, 15)
 end
 
+-- Priority (string) and member of a one-job lane's field in the lone hash, "<prio>:<member>"
+-- (lib/lanes.lua).
+local function parseLone(v)
+  return string.match(v, '^(%d+):(.*)$')
+end
+
 -- Deletes a job's hash and logs (and a flow parent's deps hash, in scripts that declare
 -- depsBase: every script that can delete a parent does).
 local function deleteJob(id)

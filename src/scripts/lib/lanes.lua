@@ -61,11 +61,6 @@ local function loneOf(lane)
   return redis.call('HGET', K.lone, lane) or nil
 end
 
--- Priority (string) and member of a lone field.
-local function parseLone(v)
-  return string.match(v, '^(%d+):(.*)$')
-end
-
 -- Writes lone fields (flat lane, value list).
 local function writeLone(flat)
   if #flat >= 2 * WIDE_AT then
