@@ -1,6 +1,6 @@
 // Emits the assembled Lua library as one JSON artifact that every client loads (the Python
 // package ships it): the function library's source and name, and for each transition its
-// EVAL source, SHA1, KEYS order and function name. Built from dist/ (run `npm run build` first).
+// EVAL source, SHA1, KEYS order and function name, and the status codes by name. Built from dist/ (run `npm run build` first).
 //   node scripts/build-library.mjs           writes python/echomq/library.json
 //   node scripts/build-library.mjs --check   exits 1 when the committed copy differs
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const ARTIFACT = join(root, 'python', 'echomq', 'library.json');
 
 /** The artifact's text from a loader module and the layout version (from dist/ or, in tests, src/). */
-export function assemble(loader, layoutVersion) {
+export function assemble(loader, layoutVersion, codes) {
   const names = readdirSync(join(root, 'src', 'scripts'))
     .filter((f) => f.endsWith('.lua'))
     .map((f) => f.slice(0, -4))
@@ -22,14 +22,16 @@ export function assemble(loader, layoutVersion) {
     const s = loader.loadScript(name);
     scripts[name] = { keys: [...s.keys], sha: s.sha, functionName: s.functionName ?? null, source: s.source };
   }
-  const artifact = { libraryName: library.name, libraryTag: library.tag, layoutVersion, library: library.source, scripts };
+  // codes: the scripts' status codes by name (src/core/errors.ts), so clients map replies by name.
+  const artifact = { libraryName: library.name, libraryTag: library.tag, layoutVersion, codes, library: library.source, scripts };
   return JSON.stringify(artifact, null, 1) + '\n';
 }
 
 async function buildArtifact() {
   const loader = await import(join(root, 'dist', 'scripts', 'loader.js'));
   const { LAYOUT_VERSION } = await import(join(root, 'dist', 'core', 'layout.js'));
-  return assemble(loader, LAYOUT_VERSION);
+  const { Code } = await import(join(root, 'dist', 'core', 'errors.js'));
+  return assemble(loader, LAYOUT_VERSION, Code);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
