@@ -233,4 +233,19 @@ describe('deduplication', () => {
       expect(await q.getJobState(follower.id!)).toBe('completed');
     }
   });
+  it('keepLastIfActive: drain deletes a waiting holder with its follower, and the id is free again', async () => {
+    const name = qname('ddk-drain');
+    const q = queue(name);
+    const w = worker(name, null as never, { autorun: false });
+    const opts = { deduplication: { id: 'k', keepLastIfActive: true } };
+    await q.add('holder', {}, { ...opts, jobId: 'holder' });
+    const held = (await w.getNextJob('tok'))!;
+    await q.add('next', {}, opts);
+    await held.moveToWait('tok'); // back to waiting, the follower still waits for it
+    expect(await q.getJobCounts('waiting', 'waiting-children')).toEqual({ waiting: 1, 'waiting-children': 1 });
+    await q.drain();
+    expect(await q.getJobCounts('waiting', 'waiting-children')).toEqual({ waiting: 0, 'waiting-children': 0 });
+    const fresh = await q.add('again', {}, opts);
+    expect(await q.getJobState(fresh.id!)).toBe('waiting');
+  });
 });
