@@ -208,4 +208,44 @@ describe('deduplication', () => {
     await q.obliterate({ force: true });
     expect(await c.exists(q.keys.dedup, q.keys.dedupx)).toBe(0);
   });
+  it('keepLastIfActive: a holder that fails for good or is removed releases its follower', async () => {
+    for (const end of ['fail', 'remove'] as const) {
+      const name = qname(`ddk-${end}`);
+      const q = queue(name);
+      const w = worker(name, null as never, { lockDuration: 150, skipLockRenewal: true, autorun: false });
+      const opts = { deduplication: { id: 'k', keepLastIfActive: true } };
+      await q.add('holder', { v: 1 }, { ...opts, jobId: 'holder' });
+      const held = (await w.getNextJob('tok'))!;
+      expect(held.id).toBe('holder');
+      expect((await q.add('next', { v: 2 }, opts)).id).toBe('holder');
+      const [follower] = await q.getWaitingChildren();
+      expect(follower.name).toBe('next');
+      if (end === 'fail') {
+        await held.moveToFailed(new Error('boom'), 'tok', false);
+      } else {
+        await sleep(300); // the lease is gone: an active job can then be removed
+        expect(await q.remove('holder')).toBe(1);
+      }
+      expect({ end, state: await q.getJobState(follower.id!) }).toEqual({ end, state: 'waiting' });
+      const next = (await w.getNextJob('tok2'))!;
+      expect(next.id).toBe(follower.id);
+      await next.moveToCompleted('ok', 'tok2', false); // no pending dependency holds it back
+      expect(await q.getJobState(follower.id!)).toBe('completed');
+    }
+  });
+  it('keepLastIfActive: drain deletes a waiting holder with its follower, and the id is free again', async () => {
+    const name = qname('ddk-drain');
+    const q = queue(name);
+    const w = worker(name, null as never, { autorun: false });
+    const opts = { deduplication: { id: 'k', keepLastIfActive: true } };
+    await q.add('holder', {}, { ...opts, jobId: 'holder' });
+    const held = (await w.getNextJob('tok'))!;
+    await q.add('next', {}, opts);
+    await held.moveToWait('tok'); // back to waiting, the follower still waits for it
+    expect(await q.getJobCounts('waiting', 'waiting-children')).toEqual({ waiting: 1, 'waiting-children': 1 });
+    await q.drain();
+    expect(await q.getJobCounts('waiting', 'waiting-children')).toEqual({ waiting: 0, 'waiting-children': 0 });
+    const fresh = await q.add('again', {}, opts);
+    expect(await q.getJobState(fresh.id!)).toBe('waiting');
+  });
 });

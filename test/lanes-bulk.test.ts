@@ -51,7 +51,7 @@ describe('addBulk over many lanes', () => {
       { name: 'f', data: { v: 2 }, opts: { lane: 'k2', ...dedup } },
       { name: 'y', data: { v: 3 }, opts: { lane: 'k4' } },
     ]);
-    const follower = await c.hget(`${q.keys.jobBase}${holder.id}`, JobField.parentId);
+    const follower = await c.hget(`${q.keys.jobBase}${holder.id}`, JobField.dedupFollower);
     expect(follower).toBeTruthy();
     expect(await c.hmget(`${q.keys.jobBase}${follower}`, JobField.lane, JobField.state, JobField.dedupFollows)).toEqual(['k2', 'h', holder.id]);
     expect(await c.lrange(q.keys.ring, 0, -1)).toEqual(['k3', 'k4']);

@@ -78,8 +78,10 @@ export const JobField = {
   owner: 'tok',
   /** A child failed this step job while it ran (failParentOnFailure): the child's key. */
   deferredFailure: 'dfail',
-  /** keepLastIfActive follower: id of the active job holding the deduplication id. */
+  /** keepLastIfActive follower: id of the active job holding the deduplication id (until released). */
   dedupFollows: 'dka',
+  /** keepLastIfActive holder: id of the follower waiting for it to finish (not a parent link). */
+  dedupFollower: 'dkn',
 } as const;
 
 /** Fields of a queue's `meta` hash. */

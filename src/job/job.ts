@@ -25,6 +25,7 @@ import {
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
 import { reopenChild } from '../lifecycle/flows.js';
+import { BULK_MISSING_PARENT_ID } from '../lifecycle/cross-parents.js';
 import { isHeld } from '../queue/queue-maintenance.js';
 import { addLog, prepare, waitUntilFinished } from './job-wait.js';
 
@@ -229,29 +230,14 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** Adds a job to the queue (BullMQ's Job.create: the queue's defaultJobOptions do not apply, as there). */
   static async create<T = any, R = any, N extends string = string>(queue: object, name: N, data: T, opts?: JobOptions): Promise<Job<T, R, N>> {
-    return (await Job.createBulk<T, R, N>(queue, [{ name, data, opts }]))[0];
+    return (await addJobs<T, R, N>(queue, [{ name, data, opts }], false))[0];
   }
 
   /** Adds several jobs: validated first, then one add-script call per 100 jobs. */
   static async createBulk<T = any, R = any, N extends string = string>(
     queue: object, jobs: Array<{ name: N; data: T; opts?: JobOptions }>,
   ): Promise<Array<Job<T, R, N>>> {
-    const ctx = jobContextOf(queue);
-    if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
-    const prepared = jobs.map((j, i) => prepare(ctx, v.plainObject(`jobs[${i}]`, j), jobs.length === 1 ? '' : `jobs[${i}].`));
-    const out: Array<Job<T, R, N>> = [];
-    for (let i = 0; i < prepared.length; i += ADD_BATCH) {
-      const batch = prepared.slice(i, i + ADD_BATCH);
-      const replies = await scripts.add(ctx, batch);
-      const failed = replies.find((r) => r.error);
-      if (failed) throw failed.error;
-      const loaded = await Promise.all(replies.map((r) => Job.load(ctx, r.id, queue)));
-      loaded.forEach((job, k) => {
-        const j = jobs[i + k];
-        out.push((job ?? new Job(queue, j.name, j.data, j.opts, replies[k].id)) as Job<T, R, N>);
-      });
-    }
-    return out;
+    return addJobs<T, R, N>(queue, jobs, true);
   }
 
   /** Builds a Job from BullMQ's JobJson (asJSON's shape; data, returnvalue and stacktrace as JSON strings). */
@@ -587,4 +573,28 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   moveToWaitingChildren(token: string, opts: { child?: { id: string; queue: string } } = {}): Promise<boolean> { return moves.moveToWaitingChildren(this, this.ctx, token, opts); }
   /** Renews the lease of the job held under `token` for `duration` ms: 1, or 0 when not held. */
   extendLock(token: string, duration: number): Promise<number> { return moves.extendLock(this, this.ctx, token, duration); }
+}
+
+/** create and createBulk; bulk: as BullMQ's pipelined bulk add, a job whose parent is missing is left out, not thrown. */
+async function addJobs<T, R, N extends string>(
+  queue: object, jobs: Array<{ name: N; data: T; opts?: JobOptions }>, bulk: boolean,
+): Promise<Array<Job<T, R, N>>> {
+  const ctx = jobContextOf(queue);
+  if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
+  const prepared = jobs.map((j, i) => prepare(ctx, v.plainObject(`jobs[${i}]`, j), jobs.length === 1 ? '' : `jobs[${i}].`));
+  const out: Array<Job<T, R, N>> = [];
+  for (let i = 0; i < prepared.length; i += ADD_BATCH) {
+    const batch = prepared.slice(i, i + ADD_BATCH);
+    const replies = await scripts.add(ctx, batch);
+    const failed = replies.find((r) => r.error && !(bulk && r.missingParent));
+    if (failed) throw failed.error;
+    const loaded = await Promise.all(replies.map((r) => (r.missingParent ? undefined : Job.load(ctx, r.id, queue))));
+    loaded.forEach((job, k) => {
+      const j = jobs[i + k];
+      const made = (job ?? new Job(queue, j.name, j.data, j.opts, replies[k].id)) as Job<T, R, N>;
+      if (replies[k].missingParent) (made as { id: unknown }).id = BULK_MISSING_PARENT_ID;
+      out.push(made);
+    });
+  }
+  return out;
 }

@@ -16,6 +16,12 @@ export function missingParentError(p: ParentArgs): JobNotFoundError {
   return e;
 }
 
+/**
+ * The id BullMQ's addBulk gives a job whose parent is missing: its script's status code -5,
+ * which its pipelined bulk add returns in place of an id (the other jobs are added).
+ */
+export const BULK_MISSING_PARENT_ID = -5;
+
 /** BullMQ's error when an add gives an existing child of another (existing) parent a new parent. */
 export function parentReplacedAddError(p: ParentArgs, childId: string): InvalidStateError {
   return new InvalidStateError(childId, 'add', '',
@@ -71,7 +77,7 @@ export async function registerCrossParents(
     sentAt.push(i);
   }
   const replies = send.length > 0 ? await add(send) : [];
-  const out: AddReply[] = jobs.map((_j, i) => ({ id: '', created: false, error: errors.get(i) }));
+  const out: AddReply[] = jobs.map((_j, i) => (errors.has(i) ? { id: '', created: false, error: errors.get(i), missingParent: true } : { id: '', created: false }));
   for (let k = 0; k < send.length; k++) {
     const j = send[k]!;
     const reply = replies[k]!;

@@ -85,10 +85,6 @@ interface Prepared {
   field: string;
   /** A single-job flow with deduplication: added through add.lua, which deduplicates. */
   dedup?: AddJobArgs;
-  /** A root with children and deduplication: its tree is written on its own, addFlow.lua deduplicates it. */
-  rootDedup?: { id: string; ttl: number };
-  /** Set when rootDedup found the id held: the holder's id (nothing of the tree was written). */
-  deduplicatedBy?: string;
 }
 
 /** An existing job given children in another queue, or an existing root with an outside parent: not attached by echomq. */
@@ -103,6 +99,20 @@ function parentReplacedError(p: Prepared): InvalidStateError {
   const logical = `${parent.prefix}:${parent.queue}:${parent.id}`;
   return withBullText(new InvalidStateError(p.args.id, 'FlowProducer.add', 'already exists as the child of another parent that still exists'),
     `The parent job ${logical} cannot be replaced. addJob`);
+}
+
+function dedupWithChildrenError(field: string, value: unknown): never {
+  v.failAs('Deduplication options cannot be used on flow nodes with children', field, 'absent on a job with children', value);
+}
+
+/** BullMQ's first check of a flow: no node with children has a deduplication option, at any depth. */
+function refuseDedupWithChildren(node: unknown, field: string, depth = 0): void {
+  if (node === null || typeof node !== 'object' || depth > 1000) return; // the shape is prepare's to check
+  const { opts, children } = node as { opts?: unknown; children?: unknown };
+  if (!Array.isArray(children) || children.length === 0) return;
+  const dd = opts !== null && typeof opts === 'object' ? (opts as { deduplication?: unknown }).deduplication : undefined;
+  if (dd) dedupWithChildrenError(`${field}.opts.deduplication`, dd);
+  children.forEach((c, i) => refuseDedupWithChildren(c, `${field}.children[${i}]`, depth + 1));
 }
 
 const FLOW_NODE_KEYS = new Set(['name', 'queueName', 'data', 'prefix', 'opts', 'children']);
@@ -171,6 +181,8 @@ export class FlowProducer extends EventEmitter {
     if (this.closed) throw new ClosedError('FlowProducer');
     const defaults = opts === undefined ? undefined : this.queueDefaults(opts);
     const seen = new Set<string>();
+    // BullMQ checks every tree for this before anything else, so its text wins over the others.
+    flows.forEach((f, i) => refuseDedupWithChildren(f, field ?? `flows[${i}]`));
     const roots = flows.map((f, i) => this.prepare(f, field ?? `flows[${i}]`, undefined, 1, seen, defaults));
     const treeOf = (r: Prepared): Prepared[] => {
       const queue: Prepared[] = [r];
@@ -178,7 +190,7 @@ export class FlowProducer extends EventEmitter {
       return queue;
     };
     const order: Prepared[] = [];
-    for (const r of roots) if (!r.dedup && !r.rootDedup) order.push(...treeOf(r));
+    for (const r of roots) if (!r.dedup) order.push(...treeOf(r));
     await this.checkExternalParents(roots);
     // Parents before children: a root's parent in another queue counts it before it exists.
     const registered = await this.registerExternal(roots);
@@ -188,17 +200,7 @@ export class FlowProducer extends EventEmitter {
       await this.unregisterExternal(registered);
       throw err;
     }
-    // Deduplicated roots with children: each tree on its own, its first call deduplicating it.
-    for (const r of roots) if (r.rootDedup) r.deduplicatedBy = await this.write(treeOf(r), r.rootDedup);
-    return Promise.all(roots.map((r) => (r.dedup ? this.addDeduplicated(r) : r.deduplicatedBy !== undefined ? this.existingNode(r) : this.toNode(r))));
-  }
-
-  /** BullMQ's reply for a deduplicated root: the job that holds the deduplication id. */
-  private async existingNode(r: Prepared): Promise<JobNode> {
-    const job = await Job.fromId(this.ctxFor(r.keys), r.deduplicatedBy!);
-    if (job) return { job };
-    r.args.id = r.deduplicatedBy!;
-    return { job: this.toNode(r).job };
+    return Promise.all(roots.map((r) => (r.dedup ? this.addDeduplicated(r) : this.toNode(r))));
   }
 
   private queueDefaults(opts: FlowOpts): Map<string, JobOptions> {
@@ -231,8 +233,12 @@ export class FlowProducer extends EventEmitter {
     const dflt = defaults?.get(queueName);
     const userOpts: Record<string, unknown> = dflt ? { ...dflt, ...given } : { ...given };
     const hasChildren = Array.isArray(o.children) && o.children.length > 0;
-    // BullMQ deduplicates a flow's root (with or without children), not the jobs below it.
+    // BullMQ deduplicates a flow that is one job, not a tree (refuseDedupWithChildren) nor a job below a parent.
     if (parent && userOpts.parent !== undefined) v.fail(`${field}.opts.parent`, 'absent below the root (the tree sets it)', userOpts.parent);
+    const dd = userOpts.deduplication as { keepLastIfActive?: unknown } | undefined;
+    if ((parent || userOpts.parent !== undefined) && dd && typeof dd === 'object' && dd.keepLastIfActive) {
+      v.failAs('keepLastIfActive deduplication cannot be used on flow nodes with a parent', `${field}.opts.deduplication.keepLastIfActive`, 'absent on a job with a parent', dd.keepLastIfActive);
+    }
     if (parent && userOpts.deduplication !== undefined) {
       v.failAs('Deduplication and parent options cannot be used together', `${field}.opts.deduplication`, 'absent on a job with a parent', userOpts.deduplication);
     }
@@ -266,14 +272,8 @@ export class FlowProducer extends EventEmitter {
       p.external = ext;
       args.parent = { id: ext.id, key: ext.key, queue: ext.queue, prefix: ext.prefix, register: ext.same };
     }
-    if (n.deduplication && !parent && hasChildren) {
-      // The modes (extend, replace, reschedule, keepLastIfActive) act on one job; a tree is kept
-      // or refused as a whole, so a root with children takes the plain and throttle forms only.
-      if (n.deduplication.mode) {
-        v.fail(`${field}.opts.deduplication`, '{ id } or { id, ttl } on a job with children (no extend, replace, reschedule or keepLastIfActive)', userOpts.deduplication);
-      }
-      p.rootDedup = { id: n.deduplication.id, ttl: n.deduplication.ttl };
-    }
+    // Also a deduplication that comes from the queue's defaultJobOptions (BullMQ looks at the node's own opts).
+    if (n.deduplication && hasChildren) dedupWithChildrenError(`${field}.opts.deduplication`, userOpts.deduplication);
     if (n.deduplication && !parent && !hasChildren) {
       p.dedup = {
         id: n.jobId ?? '', name, data, opts: args.opts, priority: n.priority, lane: n.lane, delay: n.delay, lifo: n.lifo,
@@ -336,7 +336,7 @@ export class FlowProducer extends EventEmitter {
    * Writes the nodes, given parents first, in as few calls as possible: one call per queue part
    * whose parents are already written (one call in all for a single-queue flow).
    */
-  private async write(order: Prepared[], rootDedup?: { id: string; ttl: number }): Promise<string | undefined> {
+  private async write(order: Prepared[]): Promise<void> {
     const client = this.conn.client;
     let remaining = order;
     const written = new Set<Prepared>();
@@ -360,9 +360,7 @@ export class FlowProducer extends EventEmitter {
           inBatch.add(p);
         }
       }
-      // The root's deduplication goes with the first call, which holds the root (parents first).
-      const r = await lifecycleScripts.addFlow({ client, keys: batch[0].keys }, batch.map((p) => p.args), written.size === 0 ? rootDedup : undefined);
-      if (!r.ok && r.code === 2) return r.deduplicatedBy;
+      const r = await lifecycleScripts.addFlow({ client, keys: batch[0].keys }, batch.map((p) => p.args));
       if (!r.ok) {
         const node = batch.find((p) => p.args.id === r.existingId)!;
         if (r.code === Code.MISSING_PARENT) throw missingParentError(node.external!);
@@ -375,7 +373,6 @@ export class FlowProducer extends EventEmitter {
       for (const p of batch) written.add(p);
       remaining = remaining.filter((p) => !inBatch.has(p));
     }
-    return undefined;
   }
 
   private toNode(p: Prepared): JobNode {

@@ -182,7 +182,8 @@ export function normalizeRepeat(repeat: unknown, customStrategy = false): Normal
     if (o.immediately === true) out.immediately = true;
   }
   if (o.startDate !== undefined) out.startDate = dateMs('repeat.startDate', o.startDate);
-  if (o.endDate !== undefined) out.endDate = dateMs('repeat.endDate', o.endDate);
+  // A falsy endDate (0, '') is no end date, as BullMQ reads it; a past one was refused before.
+  if (o.endDate !== undefined && o.endDate) out.endDate = dateMs('repeat.endDate', o.endDate);
   if (out.startDate !== undefined && out.endDate !== undefined && out.endDate < out.startDate) {
     v.fail('repeat.endDate', `a time at or after startDate (${out.startDate})`, o.endDate);
   }
@@ -192,6 +193,14 @@ export function normalizeRepeat(repeat: unknown, customStrategy = false): Normal
   if (o.jobId !== undefined) v.string('repeat.jobId', o.jobId);
   if (o.prevMillis !== undefined) v.nonNegativeInt('repeat.prevMillis', o.prevMillis);
   return out;
+}
+
+/** An endDate in ms as BullMQ reads it (`+new Date(x)`); undefined when falsy or unreadable (normalizeRepeat refuses those it cannot read). */
+function endDateMs(repeat: unknown): number | undefined {
+  const end = repeat !== null && typeof repeat === 'object' ? (repeat as { endDate?: unknown }).endDate : undefined;
+  if (!end || !(end instanceof Date || typeof end === 'number' || typeof end === 'string')) return undefined;
+  const ms = +new Date(end);
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 /** The next slot of a pattern after `afterMs`: the custom strategy's, or cron-parser's. */
@@ -223,6 +232,12 @@ export async function upsertJobScheduler(
   strategy?: RepeatStrategy,
 ): Promise<Job | undefined> {
   const sid = v.nonEmptyString('jobSchedulerId', id);
+  const now = await redisNow(ctx.client);
+  // BullMQ checks this before the rest, for every end not after now: negative, fractional, a past Date or string.
+  const end = endDateMs(repeat);
+  if (end !== undefined && end <= now) {
+    v.failAs('End date must be greater than current timestamp', 'repeat.endDate', `a time after now (${now}, Redis clock)`, (repeat as { endDate: unknown }).endDate);
+  }
   const r = normalizeRepeat(repeat, strategy !== undefined);
   const t = template === undefined ? {} : v.plainObject('template', template);
   for (const k of Object.keys(t)) {
@@ -244,10 +259,6 @@ export async function upsertJobScheduler(
   if (n.groupMaxSize !== undefined) v.fail('template.opts.group.maxSize', 'absent (scheduled jobs are not limited by group size)', n.groupMaxSize);
   // BullMQ makes nothing (and stores nothing) when the start count is already past the limit.
   if (r.count !== undefined && r.limit !== undefined && r.count + 1 > r.limit) return undefined;
-  const now = await redisNow(ctx.client);
-  if (r.endDate !== undefined && r.endDate < now) {
-    v.failAs('End date must be greater than current timestamp', 'repeat.endDate', `a time after now (${now}, Redis clock)`, r.endDate);
-  }
   let firstCronSlot: number | undefined;
   if (r.pattern !== undefined) {
     if (r.immediately) firstCronSlot = now;

@@ -16,6 +16,7 @@ import {
 } from '../core/options.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
 import { parentArgs } from '../lifecycle/flows.js';
+import { BULK_MISSING_PARENT_ID } from '../lifecycle/cross-parents.js';
 import * as v from '../core/validate.js';
 import { startProducerSpan, type TraceCarrier } from '../ops/tracing.js';
 import * as schedulers from '../lifecycle/schedulers.js';
@@ -255,16 +256,24 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
     const built = await Promise.all(batches.map(async (batch) => {
       const replies = await scripts.add(this.ctx, batch);
-      const failed = replies.find((r) => r.error);
+      // As BullMQ's bulk add, a job whose parent is missing is left out and the others are added.
+      const failed = replies.find((r) => r.error && !r.missingParent);
       if (failed) throw failed.error;
       const full = replies.findIndex((r) => r.groupFull);
       // group.maxSize in a bulk (BullMQ Pro has none): the other jobs are added, then the bulk rejects.
       if (full >= 0) throw new GroupMaxSizeExceededError(batch[full]!.lane, batch[full]!.groupMaxSize!);
-      const existing = replies.filter((r) => !r.created).map((r) => r.id);
+      const existing = replies.filter((r) => !r.created && !r.missingParent).map((r) => r.id);
       const loaded = existing.length === 0 ? undefined : new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
-      return replies.map((r, k) => (r.created ? this.snapshot(r.id, batch[k]!) : loaded?.get(r.id) ?? this.snapshot(r.id, batch[k]!)) as Job<DataType, ReturnType, NameType>);
+      return replies.map((r, k) => (r.missingParent ? this.leftOut(batch[k]!) : r.created ? this.snapshot(r.id, batch[k]!) : loaded?.get(r.id) ?? this.snapshot(r.id, batch[k]!)) as Job<DataType, ReturnType, NameType>);
     }));
     return built.flat();
+  }
+
+  /** A bulk job left out for its missing parent: BullMQ's Job of it, with the id its bulk add gives (BULK_MISSING_PARENT_ID). */
+  private leftOut(a: AddJobArgs): Job<DataType, ReturnType, NameType> {
+    const job = this.snapshot('', a);
+    (job as { id: unknown }).id = BULK_MISSING_PARENT_ID;
+    return job;
   }
 
   /** A Job built from what was just written, without reading it back. */

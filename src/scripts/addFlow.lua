@@ -3,7 +3,7 @@
 -- waiting-children with one pending entry per child in its deps hash; a leaf is added like
 -- add.lua adds a job (ready, or delayed). The caller sends parents before (or with) their
 -- children: a parent in another queue has been added by an earlier call.
--- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg, dedup, dedupx
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg
 -- ARGV: [1] node count n, then per node 20 fields and its children's job keys:
 --   id (never '': the caller names every node), name, data (JSON), opts (JSON),
 --   priority (integer 0..2097151), lane, delay (ms), lifo ('1'/'0'), keepCompletedCount
@@ -13,28 +13,24 @@
 --   continueParentOnFailure, 'd' removeDependencyOnFailure, '' none), timestamp (ms; '' =
 --   now), register ('1': the parent is an existing job of this queue outside the flow, BullMQ's
 --   `parent` on a root: it must exist and counts this job as a dependency), child count m,
---   then m child job keys; after the nodes, optionally the first node's deduplication (a
---   flow's root with children: BullMQ deduplicates a root): dedup id, ttl (ms; 0 = simple
---   mode, held while the job has not finished)
+--   then m child job keys. (A flow with deduplication is one job, added by add.lua: BullMQ
+--   refuses deduplication on a job with children.)
 -- A job whose id already exists is kept as it is (BullMQ's duplicated job). When the flow gives
 -- it a parent it becomes that parent's child, unless it has another parent that still exists:
 -- completed, it counts at once as a completed child (lib/flow.lua flowSettled); otherwise the
 -- parent waits for it, as for a new child. The flow's children of an existing job are added
 -- as its dependencies (they must be in this queue).
--- Returns: {1, existing ids...}; {2, holder} when a live job holds the root's dedup id (nothing
---   is written but the deduplicated event); or {-5, id} when an existing job has children in the flow in
+-- Returns: {1, existing ids...}; or {-5, id} when an existing job has children in the flow in
 --   another queue, or is a root attached to an outside parent, {-6, id} when the existing
 --   parent job id names is missing, {-7, id} when an existing job has another parent that
 --   still exists (nothing is written).
 -- Errors: -5, -6, -7 as above.
--- Events: added per job, then waiting | delayed | waiting-children; deduplicated (jobId of the
---   holder, deduplicationId, deduplicatedJobId: the root's id) instead when deduplicated.
+-- Events: added per job, then waiting | delayed | waiting-children.
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
 --!include lib/newjob.lua
 --!include lib/flow.lua
---!include lib/dedup.lua
 
 local n = tonumber(ARGV[1])
 local nodes = {}
@@ -59,18 +55,6 @@ for i = 1, n do
 end
 
 local now = nowMs()
-local dd = ARGV[b]
-if dd then
-  dedupSweep(now)
-  local holder = dedupHolder(dd, now)
-  if holder then
-    emit('deduplicated', 'jobId', holder, 'deduplicationId', dd, 'deduplicatedJobId', ARGV[2])
-    return {2, holder}
-  end
-  -- Taken before the jobs are written: the root is new (an existing root was refused above or
-  -- is kept as it is, and then it takes the id as BullMQ's duplicate does not: only when new).
-  if not nodes[1].existing then dedupTake(dd, ARGV[2], tonumber(ARGV[b + 1]), now) end
-end
 local ready = false
 local existing = {1}
 local kept = {}

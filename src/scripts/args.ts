@@ -58,6 +58,8 @@ export interface AddReply {
   created: boolean;
   /** The job's parent is missing (BullMQ's "Missing key for parent job"): nothing was written for it. */
   error?: Error;
+  /** Set with error when that error is the missing parent (a bulk add goes on without the job, as BullMQ's). */
+  missingParent?: true;
   /** Not created: the job's group (lane) holds group.maxSize waiting jobs (BullMQ Pro). */
   groupFull?: true;
 }

@@ -52,8 +52,8 @@ local trims = {}
 for i = 0, m - 1 do
   local id, token, rv = ARGV[9 + 3 * i], ARGV[10 + 3 * i], ARGV[11 + 3 * i]
   local jk = K.jobBase .. id
-  local att, st, lane, keepCount, keepAge, made, parentId, pending =
-    unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid', 'pend'), 1, 8)
+  local att, st, lane, keepCount, keepAge, made, parentId, pending, follower =
+    unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid', 'pend', 'dkn'), 1, 9)
   local code = 1
   if owner then
     code = holderCode(jk, att, st, owner, token) -- manual processing (lib/lock.lua)
@@ -95,6 +95,7 @@ for i = 0, m - 1 do
       emitJob('completed', PREV_ACTIVE, id, 'truncated', '1')
     end
     if parentId then flowSettled(jk, id, 'c', rv, now) end -- flows: tell the parent (lib/flow.lua)
+    if follower then releaseFollower(follower, id, now) end -- keepLastIfActive (lib/dedup.lua)
     recordFinishedLater(K.completed, id, keep, keepFor, now, nowStr, trims)
   end
 end

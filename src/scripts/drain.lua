@@ -31,8 +31,19 @@ local MAX_CASCADE = 32
 
 -- Job jk (id) is being drained: releases its parent's hold on it (see the header).
 local function childDrained(jk, id, depth)
-  -- One HGET per drained job; the rest of the parent's fields only for flow children.
-  if not redis.call('HGET', jk, 'pid') then return end
+  -- One HMGET per drained job; the rest of the parent's fields only for flow children.
+  local link = redis.call('HMGET', jk, 'pid', 'dkn')
+  if link[2] then
+    -- A keepLastIfActive holder back in waiting (lib/dedup.lua): its follower goes with it,
+    -- as a parent whose last child was drained.
+    local f = redis.call('HMGET', K.jobBase .. link[2], 'st', 'dka')
+    if f[1] == 'h' and f[2] == id then
+      redis.call('ZREM', K.wchildren, link[2])
+      deleteJob(link[2])
+      removed = removed + 1
+    end
+  end
+  if not link[1] then return end
   local p = redis.call('HMGET', jk, 'pid', 'pk', 'pq', 'ppx')
   now = now or nowMs()
   if p[2] == K.jobBase .. p[1] and depth < MAX_CASCADE then

@@ -32,8 +32,8 @@ local owner = ARGV[9] ~= '' and ARGV[9] or nil
 local metricsMax = tonumber(ARGV[10] or '0')
 local workerKeep, workerKeepAge = tonumber(ARGV[11] or ''), tonumber(ARGV[12] or '') -- nil when '' or absent
 local jk = K.jobBase .. id
-local att, st, lane, keepCount, keepAge, prio, lifo, made, parentId =
-  unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo', 'made', 'pid'), 1, 9)
+local att, st, lane, keepCount, keepAge, prio, lifo, made, parentId, follower =
+  unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo', 'made', 'pid', 'dkn'), 1, 10)
 if owner then
   local code = holderCode(jk, att, st, owner, token) -- manual processing (lib/lock.lua)
   if code ~= 1 then return {code} end
@@ -61,6 +61,7 @@ if delay < 0 then
   -- flows: tell the parent (lib/flow.lua); a child deleted at once (removeOnFail) no longer
   -- holds a parent that has no failure policy for it, as BullMQ's removal does.
   if parentId then flowSettled(jk, id, 'f', reason, now, 0, keep == 0) end
+  if follower then releaseFollower(follower, id, now) end -- keepLastIfActive (lib/dedup.lua)
   recordFinished(K.failed, id, keep, keepFor, now)
   if metricsMax > 0 then countFinished(K.metricsFailed, K.metricsFailedData, metricsMax, now, 1) end
 elseif delay > 0 then

@@ -101,7 +101,7 @@ export const scripts = {
     const out: AddReply[] = [];
     for (let i = 0; i < r.length; i += 2) {
       const code = Number(r[i + 1]);
-      if (code === Code.MISSING_PARENT) out.push({ id: '', created: false, error: missingParentError(jobs[i / 2]!.parent!) });
+      if (code === Code.MISSING_PARENT) out.push({ id: '', created: false, error: missingParentError(jobs[i / 2]!.parent!), missingParent: true });
       else if (code === Code.OTHER_PARENT) out.push({ id: '', created: false, error: parentReplacedAddError(jobs[i / 2]!.parent!, jobs[i / 2]!.id) });
       else if (code === Code.GROUP_FULL) out.push({ id: '', created: false, groupFull: true });
       else out.push({ id: String(r[i]), created: code === 1 });

@@ -64,8 +64,8 @@ export const lifecycleScripts = {
    * parent (-7); then nothing was written.
    */
   async addFlow(
-    ctx: ScriptContext, nodes: readonly FlowNodeArgs[], rootDedup?: { id: string; ttl: number },
-  ): Promise<{ ok: true; existing: string[] } | { ok: false; existingId: string; code: -5 | -6 | -7 } | { ok: false; deduplicatedBy: string; code: 2 }> {
+    ctx: ScriptContext, nodes: readonly FlowNodeArgs[],
+  ): Promise<{ ok: true; existing: string[] } | { ok: false; existingId: string; code: -5 | -6 | -7 }> {
     const args: Array<string | number> = [nodes.length];
     for (const n of nodes) {
       const p = n.parent;
@@ -74,10 +74,8 @@ export const lifecycleScripts = {
         p?.id ?? '', p?.key ?? '', p?.queue ?? '', p?.prefix ?? '', n.policy, n.timestamp ?? '', p?.register ? '1' : '0',
         n.children.length, ...n.children);
     }
-    if (rootDedup) args.push(rootDedup.id, rootDedup.ttl);
     const r = (await raw.addFlow(ctx, args)) as unknown[];
     const code = Number(r[0]);
-    if (code === 2) return { ok: false, deduplicatedBy: String(r[1]), code };
     if (code === Code.CROSS_QUEUE_CHILDREN || code === Code.MISSING_PARENT || code === Code.OTHER_PARENT) return { ok: false, existingId: String(r[1]), code };
     return { ok: true, existing: r.slice(1).map(String) };
   },

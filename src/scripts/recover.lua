@@ -53,6 +53,8 @@ for _, id in ipairs(ids) do
       end
       hashes[#hashes + 1] = redis.call('HGETALL', jk)
       flowSettled(jk, id, 'f', STALLED_REASON, now) -- flows: tell the parent (lib/flow.lua)
+      local follower = redis.call('HGET', jk, 'dkn')
+      if follower then releaseFollower(follower, id, now) end -- keepLastIfActive (lib/dedup.lua)
       local keep, keepAge = keepOf(f[4], f[5], KEEP_FAILED)
       recordFinished(K.failed, id, keep, keepAge, now)
       failed[#failed + 1] = id

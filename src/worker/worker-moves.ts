@@ -133,8 +133,9 @@ export async function moveToFailed(job: HeldJob, ctx: JobContext, err: Error, ow
   const hooks = hooksOf(ctx);
   const plan = await failurePlan(job, err, hooks);
   const stack = failedStack(job, err);
-  // As BullMQ's: a retried attempt fetches no next job (the caller may claim the retry itself).
-  const fetch = fetchNext && plan.retryDelay < 0;
+  // As BullMQ's: a retry now fetches no next job (the caller may claim the retry itself); a retry
+  // after a backoff (BullMQ's moveToDelayed) and a final failure may.
+  const fetch = fetchNext && plan.retryDelay !== 0;
   const r = await scripts.fail(ctx, {
     id: job.id, token: String(job.attemptsStarted), reason: plan.reason, stack, retryDelayMs: plan.retryDelay,
     exhausted: plan.exhausted, fetch: fetch ? 1 : 0, leaseMs: hooks?.leaseMs ?? DEFAULT_LEASE,
@@ -148,7 +149,10 @@ export async function moveToFailed(job: HeldJob, ctx: JobContext, err: Error, ow
   if (plan.retryDelay < 0) job.finishedOn = Date.now();
   else if (plan.retryDelay > 0) job.delay = plan.retryDelay;
   await afterFinish(ctx, job);
-  return fetch ? nextTuple(job, ctx, r, owner) : [];
+  if (!fetch) return [];
+  const next = nextTuple(job, ctx, r, owner);
+  // BullMQ's moveToDelayed replies with the next job or nothing (no time of the next delayed job).
+  return plan.retryDelay > 0 && next[0] === null ? [] : next;
 }
 
 export async function moveToDelayed(job: HeldJob, ctx: JobContext, timestamp: number, owner?: string): Promise<void> {

@@ -139,4 +139,36 @@ describe('deduplication (side by side)', () => {
     expect(r.echomq).toEqual(r.bullmq);
     expect(r.echomq.ran).toEqual([{ v: 1 }, { v: 3 }]);
   });
+  it('keepLastIfActive: the active holder shows no parent and no dependencies while a duplicate waits', async () => {
+    const r = await sideBySide((lib, name, conn) => withEvents(lib, name, conn, async (q) => {
+      let release!: () => void;
+      const gate = new Promise<void>((res) => (release = res));
+      const ran: string[] = [];
+      const w = new lib.Worker(name, async (job) => {
+        ran.push(job.name);
+        if (ran.length === 1) await gate;
+        return 'ok';
+      }, { connection: conn });
+      const opts = { deduplication: { id: 'k', keepLastIfActive: true } };
+      await q.add('holder', { v: 1 }, { ...opts, jobId: 'holder' });
+      await waitFor(() => ran.length === 1, 5000, 'holder active');
+      const dup = await q.add('next', { v: 2 }, opts);
+      const held = (await q.getJob('holder'))!;
+      const json = held.toJSON();
+      const seen = {
+        dupId: dup.id, parent: held.parent ?? null, parentKey: held.parentKey ?? null,
+        jsonParent: json.parent ?? null, jsonParentKey: json.parentKey ?? null,
+        deps: await held.getDependencies(), depsCount: await held.getDependenciesCount(),
+      };
+      release();
+      await waitFor(() => ran.length === 2, 5000, 'follower ran');
+      await sleep(100);
+      await w.close();
+      const done = (await q.getJob('holder'))!;
+      return { seen, ran, after: { parent: done.parent ?? null, parentKey: done.parentKey ?? null } };
+    }), 'cdp');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq.seen).toMatchObject({ dupId: 'holder', parent: null, parentKey: null, jsonParent: null, jsonParentKey: null });
+    expect(r.echomq.ran).toEqual(['holder', 'next']);
+  });
 });

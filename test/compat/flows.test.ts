@@ -162,30 +162,51 @@ describe('FlowProducer API (side by side)', () => {
     expect(r.echomq.missing.startsWith(r.bullmq.missing)).toBe(true);
   });
 
-  it('deduplication: refused on children (BullMQ texts); a single-job flow deduplicates; a root with children too (extension)', async () => {
+  it('deduplication: refused on a job with children at any depth and on children (BullMQ texts); a single-job flow deduplicates', async () => {
     const r = await sideBySide(async (lib, name, conn) => {
       const fp = new lib.FlowProducer({ connection: conn });
-      const msg = async (flow: unknown) => {
+      const msg = async (add: () => Promise<unknown>) => {
         try {
-          await fp.add(flow as never);
+          await add();
           return 'ok';
         } catch (e) {
           return (e as Error).message;
         }
       };
-      const withKids = await msg({ name: 'r', queueName: `${name}-k`, opts: { deduplication: { id: 'd' } }, children: [{ name: 'c', queueName: `${name}-k` }] });
-      const onChild = await msg({ name: 'r', queueName: name, children: [{ name: 'c', queueName: name, opts: { deduplication: { id: 'd' } } }] });
+      const k = `${name}-k`;
+      const dd = { deduplication: { id: 'd' } };
+      const leaf = { name: 'c', queueName: k };
+      // BullMQ's types forbid these flows; a JavaScript caller can still send them.
+      const add = (flow: unknown) => msg(() => fp.add(flow as never));
+      const texts = {
+        root: await add({ name: 'r', queueName: k, opts: dd, children: [leaf] }),
+        // A middle node: BullMQ's check of the tree comes before the parent-and-deduplication one.
+        middle: await add({ name: 'r', queueName: k, children: [{ name: 'm', queueName: k, opts: dd, children: [leaf] }] }),
+        deep: await add({ name: 'r', queueName: k, children: [{ name: 'm', queueName: k, children: [{ name: 'n', queueName: k, opts: { deduplication: { id: 'd', ttl: 10 } }, children: [leaf] }] }] }),
+        bulk: await msg(() => fp.addBulk([{ name: 'ok', queueName: k }, { name: 'r', queueName: k, opts: dd, children: [leaf] }] as never)),
+        onChild: await add({ name: 'r', queueName: name, children: [{ name: 'c', queueName: name, opts: dd }] }),
+        keepLastOnChild: await add({ name: 'r', queueName: k, children: [{ name: 'c', queueName: k, opts: { deduplication: { id: 'd', keepLastIfActive: true } } }] }),
+      };
+      // Refused before anything was written.
+      const untouched = (await conn.keys(`*${k}*`)).length;
       const a = await fp.add({ name: 'solo', queueName: name, data: { n: 1 }, opts: { deduplication: { id: 'solo' } } });
       const b = await fp.add({ name: 'solo', queueName: name, data: { n: 2 }, opts: { deduplication: { id: 'solo' } } });
       const counts = await new lib.Queue(name, { connection: conn }).getJobCounts('waiting');
       await fp.close();
-      return { withKids, onChild, counts, sameAsFirst: b.job.id === a.job.id };
+      return { texts, untouched, counts, sameAsFirst: b.job.id === a.job.id };
     }, 'fdedup');
-    // Deliberate difference: bullmq 6.7 refuses deduplication on a root with children; later
-    // BullMQ versions accept it (their own tests deduplicate a flow's root) and so does echomq.
-    expect(r.bullmq.withKids).toBe('Deduplication options cannot be used on flow nodes with children');
-    expect(r.echomq.withKids).toBe('ok');
-    expect(r.echomq.onChild.startsWith(r.bullmq.onChild)).toBe(true);
+    expect(r.bullmq.texts).toMatchObject({
+      root: 'Deduplication options cannot be used on flow nodes with children',
+      middle: 'Deduplication options cannot be used on flow nodes with children',
+      deep: 'Deduplication options cannot be used on flow nodes with children',
+      bulk: 'Deduplication options cannot be used on flow nodes with children',
+      keepLastOnChild: 'keepLastIfActive deduplication cannot be used on flow nodes with a parent',
+    });
+    for (const [k, text] of Object.entries(r.bullmq.texts)) {
+      expect({ k, text: r.echomq.texts[k as keyof typeof r.echomq.texts].slice(0, text.length) }).toEqual({ k, text });
+    }
+    expect(r.echomq.untouched).toBe(0);
+    expect(r.bullmq.untouched).toBe(0);
     // BullMQ 6.7 returns a fresh JobNode (id of the refused job) for a deduplicated flow; echomq
     // returns the job that holds the id. Either way one job waits.
     expect(r.echomq.counts).toEqual(r.bullmq.counts);

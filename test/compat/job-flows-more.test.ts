@@ -47,6 +47,34 @@ describe('Job.create validates like Queue.add', () => {
   });
 });
 
+describe('a bulk add naming a missing parent', () => {
+  it('adds the other jobs with their ids; the left-out job gets BullMQ\'s id for it (Queue.addBulk, Job.createBulk)', async () => {
+    const r = await sideBySide(async (lib, name, connection) => {
+      const { q } = setup(lib, name, connection);
+      const other = new lib.Queue(`${name}-p`, { connection, prefix });
+      const here = { parent: { id: 'nope', queue: `${prefix}:${name}` } };
+      const there = { parent: { id: 'nope', queue: `${prefix}:${name}-p` } };
+      const ids = (jobs: Array<{ name: string; id?: unknown }>) => jobs.map((j) => [j.name, j.id, typeof j.id]);
+      const bulk = ids(await q.addBulk([
+        { name: 'a', data: {} }, { name: 'b', data: {}, opts: here }, { name: 'c', data: {} },
+        { name: 'd', data: {}, opts: { ...here, jobId: 'custom' } }, { name: 'e', data: {}, opts: there }, { name: 'f', data: {} },
+      ]));
+      const created = ids(await lib.Job.createBulk(q, [{ name: 'g', data: {}, opts: here }, { name: 'h', data: {} }]));
+      const waiting = (await q.getWaiting()).map((j) => [j.name, j.id]).sort();
+      const single = head(await thrown(() => q.add('i', {}, here)), `Missing key for parent job ${prefix}:${name}:nope. addJob`);
+      const next = (await q.add('j', {})).id;
+      const custom = await q.getJob('custom');
+      await q.obliterate({ force: true });
+      await other.close();
+      await q.close();
+      return norm({ bulk, created, waiting, single, next, custom: custom ?? null }, name);
+    }, 'bulkmiss');
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq.bulk).toEqual([['a', '1', 'string'], ['b', -5, 'number'], ['c', '2', 'string'], ['d', -5, 'number'], ['e', -5, 'number'], ['f', '3', 'string']]);
+    expect(r.echomq.next).toBe('5');
+  });
+});
+
 describe('waitUntilFinished of a job that is gone', () => {
   it('rejects with BullMQ’s missing-key text', async () => {
     const r = await sideBySide(async (lib, name, connection) => {

@@ -132,6 +132,13 @@ describe('upsertJobScheduler (side by side)', () => {
       ['neither', {}],
       ['immediately and startDate', { pattern: '* * * * *', immediately: true, startDate: Date.now() + 1000 }],
       ['endDate past', { every: 1000, endDate: Date.now() - 1000 }],
+      ['endDate negative', { every: 1000, endDate: -5 }],
+      ['endDate negative fraction', { every: 1000, endDate: -1.5 }],
+      ['endDate past fraction', { every: 1000, endDate: 1000.5 }],
+      ['endDate past Date', { every: 1000, endDate: new Date(Date.now() - 1000) }],
+      ['endDate before 1970 as a string', { every: 1000, endDate: '1960-01-01T00:00:00Z' }],
+      // BullMQ looks at the end date before anything else.
+      ['endDate past and both', { every: 1000, pattern: '* * * * *', endDate: -5 }],
       ['debounce', { every: 1000 }, { opts: { debounce: { id: 'x' } } }],
     ];
     const r = await sideBySide(async (lib, name, conn) => {
@@ -141,12 +148,21 @@ describe('upsertJobScheduler (side by side)', () => {
         out[label] = await q.upsertJobScheduler('x', repeat as never, template as never).then(() => 'ok', (e: Error) => e.message);
       }
       const left = await q.getJobSchedulersCount();
+      // A falsy end date is none, for BullMQ.
+      await q.upsertJobScheduler('zero', { every: 60_000, endDate: 0 });
+      const zero = (await q.getJobScheduler('zero'))!.endDate ?? null;
+      await q.obliterate({ force: true });
       await q.close();
-      return { out, left };
+      return { out, left, zero };
     }, 'sch-bad');
     for (const [label, msg] of Object.entries(r.bullmq.out)) {
       expect(r.echomq.out[label]!.startsWith(msg), `${label}: ${r.echomq.out[label]} should begin with ${msg}`).toBe(true);
     }
     expect(r.echomq.left).toBe(0);
+    for (const label of bad.map(([l]) => l).filter((l) => l.startsWith('endDate'))) {
+      expect(r.bullmq.out[label], label).toBe('End date must be greater than current timestamp');
+    }
+    expect(r.echomq.zero).toBe(r.bullmq.zero);
+    expect(r.echomq.zero).toBe(null);
   });
 });

@@ -271,6 +271,35 @@ describe('Worker manual processing (BullMQ getNextJob)', () => {
     expect(r.echomq.again).toBe(true);
   });
 
+  it('moveToFailed with fetchNext returns the next waiting job when the job is retried after a backoff', async () => {
+    const r = await sideBySide(async (lib, name, connection) => {
+      const q = new lib.Queue(name, { connection });
+      const w = worker(lib, name, connection, null);
+      await q.add('r', {}, { attempts: 2, backoff: { type: 'fixed', delay: 60_000 } });
+      await q.add('next', { n: 2 });
+      const job = (await w.getNextJob('my-token'))!;
+      const reply = (await job.moveToFailed(new Error('once'), 'my-token', true)) as unknown[];
+      const data = reply[0] as { name: string; data: string } | undefined;
+      const nextId = reply[1];
+      const seen = {
+        length: reply.length, name: data?.name ?? null, data: data?.data ?? null, limitUntil: reply[2] ?? null, delayUntil: reply[3] ?? null,
+        nextState: typeof nextId === 'string' ? await q.getJobState(nextId) : null, retried: await q.getJobState(job.id!), delay: job.delay,
+      };
+      // Nothing else waiting: BullMQ's moveToDelayed replies with an empty list.
+      const claimed = (await lib.Job.fromId(q, String(nextId)))!;
+      await claimed.moveToCompleted('ok', 'my-token', false);
+      await q.add('again', {}, { jobId: 'again', attempts: 2, backoff: { type: 'fixed', delay: 60_000 } });
+      const again = (await w.getNextJob('my-token'))!;
+      const empty = await again.moveToFailed(new Error('twice'), 'my-token', true);
+      await w.close();
+      await q.close();
+      return { seen, again: again.id, empty };
+    });
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq.seen).toMatchObject({ length: 4, name: 'next', nextState: 'active', retried: 'delayed', delay: 60_000 });
+    expect(r.echomq.empty).toEqual([]);
+  });
+
   it('an idle claim blocks for drainDelay seconds when nothing is delayed', async () => {
     const r = await sideBySide(async (lib, name, connection) => {
       const w = worker(lib, name, connection, null, { autorun: false });

@@ -51,11 +51,12 @@ local function dedupTake(dd, id, ttlMs, now)
 end
 
 -- keepLastIfActive while the holder is active: the add's job is created as the holder's
--- follower, in waiting-children with the active holder as its one dependency (the holder's hash
--- names it as its parent, with the ignore policy, so the holder's completion, final failure or
--- removal releases it: lib/flow.lua), and it takes the dedup id. A later duplicate while the
--- follower waits replaces its name and data: the latest wins, and at most one job waits.
--- Follower fields: dka (the active holder it follows). Returns the active holder's id.
+-- follower, in waiting-children (no dependencies of its own), and it takes the dedup id. The
+-- link lives in fields of its own, not the parent fields, so the holder shows no parent, as in
+-- BullMQ: the follower's dka names the holder, the holder's dkn names the follower. The
+-- holder's completion, final failure or removal releases it (releaseFollower, lib/flow.lua).
+-- A later duplicate while the follower waits replaces its name and data: the latest wins, and
+-- at most one job waits. Returns the active holder's id.
 local function keepLastFollower(holder, rec, dd, now, name, data, id, takeId)
   local hk = K.jobBase .. holder
   local f = redis.call('HMGET', hk, 'st', 'dka')
@@ -68,11 +69,10 @@ local function keepLastFollower(holder, rec, dd, now, name, data, id, takeId)
   if id == '' then id = takeId() end
   local fk = K.jobBase .. id
   if redis.call('EXISTS', fk) == 1 then return holder end
-  redis.call('HSET', K.depsBase .. id, hk, 'p')
   createJob({ id = id, name = name, data = data, opts = rec.opts, prio = rec.prio, lane = rec.lane, delay = rec.delay,
     lifo = rec.lifo, kc = rec.kc, ka = rec.ka, kfc = rec.kfc, kfa = rec.kfa, ts = rec.ts,
     extra = { 'dka', holder }, held = 1 }, now)
-  redis.call('HSET', hk, 'pid', id, 'pk', fk, 'pq', '', 'ppx', '', 'pol', 'i')
+  redis.call('HSET', hk, 'dkn', id)
   redis.call('HSET', K.dedup, dd, id)
   redis.call('ZREM', K.dedupx, dd)
   return holder

@@ -71,6 +71,19 @@ local function releaseParent(pid, pjk, now)
   wake()
 end
 
+-- keepLastIfActive (lib/dedup.lua): holder holderId finished for good (completed, failed or
+-- removed), so its follower fid leaves waiting-children. Checked against the follower's dka: a
+-- follower removed or released meanwhile is left alone.
+local function releaseFollower(fid, holderId, now)
+  local fk = K.jobBase .. fid
+  local f = redis.call('HMGET', fk, 'st', 'dka')
+  redis.call('HDEL', K.jobBase .. holderId, 'dkn')
+  if f[1] ~= 'h' or f[2] ~= holderId then return end
+  -- pend 0 lets it complete (complete.lua refuses a job with pending children).
+  redis.call('HDEL', fk, 'pend', 'dka')
+  releaseParent(fid, fk, now)
+end
+
 -- Records child ref's outcome in parent pid of this queue. kind: 'c' completed, 'i' failed
 -- and ignored, 'f' failed and fails the parent, 'r' removed, 'x' failed and starts the parent
 -- at once (continueParentOnFailure), 'd' failed and leaves the parent's dependencies

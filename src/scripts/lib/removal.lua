@@ -36,6 +36,17 @@ local function removedChild(jk, id, now, depth)
   flowSettled(jk, id, 'r', '', now, depth)
 end
 
+-- A keepLastIfActive holder (lib/dedup.lua) is being removed: its follower is released, or
+-- with clean deleted, as a parent whose last child was removed.
+local function removedHolder(fid, holderId, now)
+  if not removalDeletesParents then return releaseFollower(fid, holderId, now) end
+  local f = redis.call('HMGET', K.jobBase .. fid, 'st', 'dka')
+  if f[1] == 'h' and f[2] == holderId then
+    redis.call('ZREM', K.wchildren, fid)
+    deleteJob(fid)
+  end
+end
+
 -- Removes job id if it passes the filter. filter: '' any state (an active job only once its
 -- lease expired before now: nobody holds it), or one state letter (w, d, c, f, h; 'a' = active
 -- whose lease expired). cutoff (ms or
@@ -45,8 +56,8 @@ end
 -- BullMQ name of what it was in (prevName).
 local function removeOne(id, filter, cutoff, now)
   local jk = K.jobBase .. id
-  local st, lane, prio, stamp, createdAt, finishedAt, startedAt, opts =
-    unpack(redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'ts', 'fOn', 'pOn', 'opts'), 1, 8)
+  local st, lane, prio, stamp, createdAt, finishedAt, startedAt, opts, follower =
+    unpack(redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'ts', 'fOn', 'pOn', 'opts', 'dkn'), 1, 9)
   if not st then return -1 end
   if filter ~= '' and st ~= filter then return -3 end
   if st == 'a' then
@@ -77,6 +88,7 @@ local function removeOne(id, filter, cutoff, now)
     redis.call('ZREM', K.wchildren, id)
   end
   removedChild(jk, id, now, 0) -- flows: a removed child no longer holds its parent
+  if follower then removedHolder(follower, id, now) end
   -- A removed job frees the deduplication id it holds, throttle window or not (BullMQ's
   -- removal does; a job deleted by retention keeps a throttle until it ends).
   if opts and string.find(opts, '"deduplication"', 1, true) then
