@@ -31,11 +31,13 @@ import type { RedisClient } from '../core/connection.js';
 import type { JobSchedulerJson, JobSchedulerTemplate, RepeatOptions } from '../lifecycle/schedulers.js';
 import type { MetricsOptions } from '../ops/metrics.js';
 import * as v from '../core/validate.js';
+import { MetaField } from '../core/fields.js';
+import { layoutReady } from '../scripts/runner.js';
 
 /** Most shards of one queue. */
 export const MAX_SHARDS = 1024;
 /** Field of shard 0's meta hash that records the shard count. */
-const REGISTRY_FIELD = 'shards';
+const REGISTRY_FIELD = MetaField.shardCount;
 
 /** The queue holds jobs under another shard count; nothing was written. */
 export class ShardCountError extends EchoError {
@@ -110,6 +112,7 @@ export async function ensureShardLayout(client: RedisClient, name: string, prefi
   const registered = reg === null ? 1 : Number(reg);
   const keys = registered === 1 ? [queueKeys(name, prefix)] : range(registered).map((i) => queueKeys(shardQueueName(name, i), prefix));
   if ((await jobTotal(client, keys)) > 0) throw new ShardCountError(name, registered, shards);
+  await layoutReady(client, k0);
   await client.hset(k0.meta, REGISTRY_FIELD, shards);
 }
 

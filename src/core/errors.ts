@@ -74,6 +74,22 @@ export class ClosedError extends EchoError {
   }
 }
 
+/**
+ * The queue's stored layout (meta field `lv`) is not the one this echomq reads
+ * (LAYOUT_VERSION, src/core/layout.ts). Raised before the first write; nothing was written.
+ */
+export class IncompatibleLayoutError extends EchoError {
+  readonly queue: string;
+  readonly stored: string;
+  readonly expected: number;
+  constructor(queue: string, stored: string, expected: number) {
+    super('ERR_LAYOUT', `queue ${queue} is stored in layout version ${stored}; this echomq reads layout version ${expected}`);
+    this.queue = queue;
+    this.stored = stored;
+    this.expected = expected;
+  }
+}
+
 /*
  * BullMQ's processor-side errors, with BullMQ's names and default messages (the `*_ERROR`
  * constants), so code that compares `err.message === UNRECOVERABLE_ERROR` or checks
@@ -226,29 +242,36 @@ export function lockError(code: number, command: string, jobId: string): EchoErr
   }
 }
 
-/** Status codes returned by the Lua scripts. */
+/**
+ * Status codes the Lua scripts reply with, one meaning per number across all scripts (the
+ * Python client maps replies by these names: python/echomq/library.json carries this table).
+ * -8 is unused, as BullMQ's JobBelongsToJobScheduler has no echomq counterpart in a reply.
+ */
 export const Code = {
+  /** No such job (or no such parent, for addDependency and resolveChild). */
   NOT_FOUND: -1,
+  /** The attempt token is not the job's current one: lease recovered, job finished, or lock missing. */
   STALE: -2,
+  /** The job is not in a state that allows the call. */
   BAD_STATE: -3,
+  /** obliterate without force while jobs are active. */
   ACTIVE_JOBS: -4,
-  /** add: the lane holds group.maxSize waiting jobs (BullMQ Pro). */
-  GROUP_FULL: -5,
-  /** addFlow: an existing job of the flow has children in another queue, or is a root under an outside parent. */
-  CROSS_QUEUE_CHILDREN: -5,
-  /** removeChildDependency (src/job/job-dependencies.ts): the job has no parent, or the parent is gone. */
-  PARENT_MISSING: -5,
+  /** add, addFlow, removeChildDependency: the named parent job does not exist (or the job has none). */
+  MISSING_PARENT: -5,
   /** Active under another lock owner (scripts/lib/lock.lua). */
   LOCK_MISMATCH: -6,
-  /** add, addFlow: the named parent job does not exist. */
-  MISSING_PARENT: -6,
-  /** add, addFlow: the existing job already has another parent. */
+  /** add, addFlow: the existing job already has another parent that still exists. */
   OTHER_PARENT: -7,
   /** moveToWaitingChildren: a child failed the job (failParentOnFailure) while it ran. */
   CHILD_FAILED: -9,
   /** A flow parent with children still pending cannot complete (complete.lua). */
   PENDING_DEPENDENCIES: -10,
+  /** add: the lane holds group.maxSize waiting jobs (BullMQ Pro). */
+  GROUP_FULL: -11,
+  /** addFlow: an existing job of the flow has children in another queue, or is a root under an outside parent. */
+  CROSS_QUEUE_CHILDREN: -12,
 } as const;
+export type StatusCode = (typeof Code)[keyof typeof Code];
 
 /**
  * Completing a job whose children are still pending. The message is BullMQ's text alone: a
@@ -271,15 +294,6 @@ export function errorFromCode(code: number, op: string, jobId: string, queue = '
     default:
       return new EchoError('ERR_UNKNOWN', `${op}: unexpected reply ${code} for job ${JSON.stringify(jobId)}`);
   }
-}
-
-/** The error a cancelled attempt fails with: the cancel reason (unrecoverable stays so). */
-export function cancelError(reason: string, thrown: unknown): Error {
-  if (thrown instanceof Error && thrown.message === reason) return thrown;
-  if (thrown instanceof UnrecoverableError || (thrown instanceof Error && thrown.name === 'UnrecoverableError')) {
-    return new UnrecoverableError(reason);
-  }
-  return new Error(reason);
 }
 
 /** A processor's RateLimitError, also from another copy of the package (matched by name). */

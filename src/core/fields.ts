@@ -114,6 +114,10 @@ export const MetaField = {
   /** The Worker's group (lane) defaults: concurrency, rate `max:durationMs` (BullMQ Pro). */
   groupConcurrency: 'gconc',
   groupRate: 'grate',
+  /** Sharded queues, on shard 0's meta only: the shard count, a decimal integer (absent = not sharded, 1). */
+  shardCount: 'shards',
+  /** Stored layout version (integer string; docs/protocol.md "Versions"): set with HSETNX before a client's first write, checked against LAYOUT_VERSION. */
+  layoutVersion: 'lv',
 } as const;
 
 /** Fields of a job scheduler hash (`sched:<id>`). */

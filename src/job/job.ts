@@ -552,7 +552,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const parent = this.parentRef();
     const r = await deps.removeChildDependency(this.ctx, this.id, parent);
     if (r === Code.NOT_FOUND) throw jobError(Code.NOT_FOUND, 'removeChildDependency', this.id);
-    if (r === Code.PARENT_MISSING) throw missingParentError(this.id, this.parentKey, 'removeChildDependency');
+    if (r === Code.MISSING_PARENT) throw missingParentError(this.id, this.parentKey, 'removeChildDependency');
     if (r) {
       this.parent = undefined;
       this.parentKey = undefined;

@@ -12,6 +12,7 @@ import { depsKey, jobKey, queueKeyPattern, queueKeys, unescapeQueueName, type Qu
 import { laneReadyIds } from '../ops/inspect.js';
 import { laneCounts } from '../lanes/lane-ready.js';
 import { scripts } from '../scripts/index.js';
+import { forgetLayout } from '../scripts/runner.js';
 import * as v from '../core/validate.js';
 import { JobField, MetaField } from '../core/fields.js';
 import { redisNowMs, redisTimeMs } from '../core/values.js';
@@ -214,7 +215,10 @@ export async function obliterate(ctx: JobContext, name: string, budget: number, 
   for (;;) {
     const r = await scripts.obliterate(ctx, { budget, force });
     if (typeof r === 'number') throw obliterateRefused(name);
-    if (r.done) return;
+    if (r.done) {
+      forgetLayout(ctx.client, ctx.keys); // meta is gone: the next write stores lv again
+      return;
+    }
     // Flow children of parents in other queues were reported through the outbox: deliver them
     // (the last call waits for an empty outbox).
     while ((await drainOutbox(ctx.client, ctx.keys)) > 0);

@@ -15,6 +15,7 @@ import {
   DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from '../core/options.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
+import { layoutReady } from '../scripts/runner.js';
 import { parentArgs } from '../lifecycle/flows.js';
 import * as v from '../core/validate.js';
 import { startProducerSpan, type TraceCarrier } from '../ops/tracing.js';
@@ -128,7 +129,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       });
     }
     if (evmax !== undefined) {
-      this.setup = this.conn.client.hset(this.keys.meta, MetaField.eventsMaxLen, evmax);
+      const { client } = this.conn;
+      this.setup = layoutReady(client, this.keys).then(() => client.hset(this.keys.meta, MetaField.eventsMaxLen, evmax));
       this.setup.catch(() => {}); // reported by the first add that awaits it
     }
     void checkEvictionPolicy(this.conn.client);
@@ -342,11 +344,13 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async setGlobalRateLimit(max: number, duration: number): Promise<number> {
     v.integerIn('max', max, 1, 1_000_000_000);
     v.integerIn('duration', duration, 1, 86_400_000);
+    await layoutReady(this.ctx.client, this.keys);
     return this.ctx.client.hset(this.keys.meta, MetaField.rateMax, max, MetaField.rateDuration, duration);
   }
 
   /** Removes the queue-wide rate limit; returns how many of its two fields were set (BullMQ's HDEL reply). */
   async removeGlobalRateLimit(): Promise<number> {
+    await layoutReady(this.ctx.client, this.keys);
     return this.ctx.client.hdel(this.keys.meta, MetaField.rateMax, MetaField.rateDuration);
   }
 
@@ -356,11 +360,14 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
    */
   async setGlobalConcurrency(concurrency: number | null): Promise<number> {
     if (concurrency === null) return this.removeGlobalConcurrency();
-    return this.ctx.client.hset(this.keys.meta, MetaField.concurrency, v.positiveInt('concurrency', concurrency));
+    const n = v.positiveInt('concurrency', concurrency);
+    await layoutReady(this.ctx.client, this.keys);
+    return this.ctx.client.hset(this.keys.meta, MetaField.concurrency, n);
   }
 
   /** Removes the global concurrency limit; returns 1 when one was set. */
   async removeGlobalConcurrency(): Promise<number> {
+    await layoutReady(this.ctx.client, this.keys);
     return this.ctx.client.hdel(this.keys.meta, MetaField.concurrency);
   }
 
@@ -370,11 +377,13 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
    */
   async rateLimit(expireTimeMs: number): Promise<void> {
     v.integerIn('expireTimeMs', expireTimeMs, 1, 86_400_000);
+    await layoutReady(this.ctx.client, this.keys);
     await this.ctx.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', expireTimeMs).hset(this.keys.meta, MetaField.rateBlock, '1').exec();
   }
 
   /** Ends a rate-limit window or block now; returns 1 when one was running (BullMQ's DEL reply). */
   async removeRateLimitKey(): Promise<number> {
+    await layoutReady(this.ctx.client, this.keys);
     return this.ctx.client.del(this.keys.rate);
   }
 

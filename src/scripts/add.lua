@@ -20,11 +20,11 @@
 --   travels with the job (one argument) rather than making a record of 15 per job.
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
---   nothing is written but the event), or -6 when the job's parent (in this queue) does not
+--   nothing is written but the event), or -5 when the job's parent (in this queue) does not
 --   exist (nothing is written for that job), -7 when a job with that id exists as the child
---   of another parent that still exists (nothing is written), or -5 when the job's lane already holds groupMaxSize
+--   of another parent that still exists (nothing is written), or -11 when the job's lane already holds groupMaxSize
 --   waiting jobs (nothing is written for that job; id '').
--- Errors: none (input is validated by the caller before the call).
+-- Errors (per job, in the created slot): -5 missing parent, -7 other parent, -11 group full.
 -- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
 --   existing job) or deduplicated (jobId of the kept job, deduplicationId, deduplicatedJobId:
 --   the id the refused add asked for or was given) instead when nothing was created (none when
@@ -152,14 +152,14 @@ for j = 0, n - 1 do
   local jk = K.jobBase .. id
   if rec.gmax ~= '' and groupFull(lane, tonumber(rec.gmax)) then
     out[#out + 1] = ''
-    out[#out + 1] = -5
+    out[#out + 1] = -11
   elseif holder then
     out[#out + 1] = holder
     out[#out + 1] = 0
     if not silent then emit('deduplicated', 'jobId', holder, 'deduplicationId', dd, 'deduplicatedJobId', id) end
   elseif parentMissing then
     out[#out + 1] = ''
-    out[#out + 1] = -6
+    out[#out + 1] = -5
   elseif askedId ~= '' and redis.call('EXISTS', jk) == 1 then
     -- Only a custom id can exist already: generated ids come from a counter, and custom ids
     -- may not be integers. An existing child of another parent that still exists cannot be

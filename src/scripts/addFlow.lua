@@ -22,11 +22,11 @@
 -- parent waits for it, as for a new child. The flow's children of an existing job are added
 -- as its dependencies (they must be in this queue).
 -- Returns: {1, existing ids...}; {2, holder} when a live job holds the root's dedup id (nothing
---   is written but the deduplicated event); or {-5, id} when an existing job has children in the flow in
---   another queue, or is a root attached to an outside parent, {-6, id} when the existing
+--   is written but the deduplicated event); or {-12, id} when an existing job has children in the flow in
+--   another queue, or is a root attached to an outside parent, {-5, id} when the existing
 --   parent job id names is missing, {-7, id} when an existing job has another parent that
 --   still exists (nothing is written).
--- Errors: -5, -6, -7 as above.
+-- Errors: -5, -7, -12 as above.
 -- Events: added per job, then waiting | delayed | waiting-children; deduplicated (jobId of the
 --   holder, deduplicationId, deduplicatedJobId: the root's id) instead when deduplicated.
 --!include lib/common.lua
@@ -44,9 +44,9 @@ for i = 1, n do
   nodes[i] = { base = b, kids = m }
   local ejk = K.jobBase .. ARGV[b]
   if redis.call('EXISTS', ejk) == 1 then
-    if ARGV[b + 18] == '1' then return {-5, ARGV[b]} end
+    if ARGV[b + 18] == '1' then return {-12, ARGV[b]} end
     for c = 1, m do
-      if string.sub(ARGV[b + 19 + c], 1, #K.jobBase) ~= K.jobBase then return {-5, ARGV[b]} end
+      if string.sub(ARGV[b + 19 + c], 1, #K.jobBase) ~= K.jobBase then return {-12, ARGV[b]} end
     end
     if ARGV[b + 12] ~= '' then
       local old = redis.call('HGET', ejk, 'pk')
@@ -54,7 +54,7 @@ for i = 1, n do
     end
     nodes[i].existing = true
   end
-  if ARGV[b + 18] == '1' and redis.call('EXISTS', K.jobBase .. ARGV[b + 12]) == 0 then return {-6, ARGV[b]} end
+  if ARGV[b + 18] == '1' and redis.call('EXISTS', K.jobBase .. ARGV[b + 12]) == 0 then return {-5, ARGV[b]} end
   b = b + 20 + m
 end
 

@@ -14,6 +14,7 @@ import { Job } from '../job/job.js';
 import { queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { scripts, type ClaimReply, type ClaimedJob } from '../scripts/index.js';
+import { layoutReady } from '../scripts/runner.js';
 import * as v from '../core/validate.js';
 import { traceProcess, tracingAvailable } from '../ops/tracing.js';
 import { advanceScheduler } from '../lifecycle/schedulers.js';
@@ -429,6 +430,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     if (!this.limiter && !this.groupDefaults) return;
     for (let failures = 1; !this.stopping; failures++) {
       try {
+        if (this.limiter) await layoutReady(this.conn.client, this.keys);
         if (this.limiter) await this.conn.client.hset(this.keys.meta, MetaField.rateMax, this.limiter.max, MetaField.rateDuration, this.limiter.duration);
         if (this.groupDefaults) await applyGroupDefaults(this.ctx, this.groupDefaults);
         return;
