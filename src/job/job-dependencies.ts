@@ -19,7 +19,7 @@ import { jobScripts } from '../scripts/job-scripts.js';
 import { scripts } from '../scripts/index.js';
 import { parseJson } from './job-json.js';
 import * as v from '../core/validate.js';
-import { JobField } from '../core/fields.js';
+import { JobField, JobStateCode } from '../core/fields.js';
 import { Code } from '../core/errors.js';
 
 /** BullMQ's page options of one kind of child: HSCAN cursor (0 = start) and a count hint (default 20). */
@@ -241,8 +241,8 @@ export async function removeUnprocessedChildren(ctx: JobContext, id: string): Pr
     if (!p) continue;
     const cctx = contextFor(ctx, p.keys);
     const st = await ctx.client.hget(jobKey(p.keys, p.id), JobField.state);
-    if (st !== 'w' && st !== 'd' && st !== 'h') continue;
-    const grandchildren = st === 'h' ? await childKeys(cctx, p.id, false) : [];
+    if (st !== JobStateCode.ready && st !== JobStateCode.delayed && st !== JobStateCode.waitingChildren) continue;
+    const grandchildren = st === JobStateCode.waitingChildren ? await childKeys(cctx, p.id, false) : [];
     const [r] = await scripts.remove(cctx, { ids: [p.id], state: st as 'w' | 'd' });
     if (r !== 1) continue;
     if (grandchildren.length > 0) await removeChildKeys(cctx, grandchildren);

@@ -3,18 +3,22 @@
  * how a BullMQ-style `queue` argument (an echomq Queue or Worker) leads to the Job context.
  */
 import { Code, EchoError, errorFromCode, InvalidStateError, JobNotFoundError } from '../core/errors.js';
+import { JobStateCode } from '../core/fields.js';
 import type { JobContext } from './job-context.js';
 import { minimalQueueContext } from './job-json.js';
 import * as v from '../core/validate.js';
 
 export type JobState = 'waiting' | 'prioritized' | 'active' | 'delayed' | 'completed' | 'failed' | 'waiting-children' | 'unknown';
 
-const STATE: Record<string, JobState> = { a: 'active', d: 'delayed', c: 'completed', f: 'failed', h: 'waiting-children' };
+const STATE: Record<string, JobState> = {
+  [JobStateCode.active]: 'active', [JobStateCode.delayed]: 'delayed', [JobStateCode.completed]: 'completed',
+  [JobStateCode.failed]: 'failed', [JobStateCode.waitingChildren]: 'waiting-children',
+};
 
 /** Maps the internal state letter to BullMQ's state names (a paused queue's ready job is 'waiting', as in BullMQ). */
 export function stateName(st: string | undefined, priority: number): JobState {
   if (st === undefined) return 'unknown';
-  if (st === 'w') return priority > 0 ? 'prioritized' : 'waiting';
+  if (st === JobStateCode.ready) return priority > 0 ? 'prioritized' : 'waiting';
   return STATE[st] ?? 'unknown';
 }
 

@@ -32,7 +32,7 @@ export type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
 export type { QueueOptions } from './queue-options.js';
 import type { QueueOptions } from './queue-options.js';
-import { JobField, MetaField } from '../core/fields.js';
+import { JobField, JobStateCode, MetaField } from '../core/fields.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
 const RATE_BLOCK = 2 ** 50;
@@ -272,8 +272,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   /** A Job built from what was just written, without reading it back. */
   private snapshot(id: string, a: AddJobArgs): Job<DataType, ReturnType, NameType> {
     const h: Record<string, string> = {
-      name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
-      att: '0', made: '0', ts: String(a.timestamp ?? Date.now()), st: a.delay > 0 ? 'd' : 'w',
+      [JobField.name]: a.name, [JobField.data]: a.data, [JobField.opts]: a.opts, [JobField.priority]: String(a.priority),
+      [JobField.lane]: a.lane, [JobField.delay]: String(a.delay), [JobField.attemptsStarted]: '0', [JobField.attemptsMade]: '0',
+      [JobField.timestamp]: String(a.timestamp ?? Date.now()), [JobField.state]: a.delay > 0 ? JobStateCode.delayed : JobStateCode.ready,
     };
     if (a.lifo) h[JobField.lifo] = '1';
     // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
@@ -284,7 +285,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     if (kfc !== DEFAULT_KEEP_COUNT) h[JobField.keepFailedCount] = String(kfc);
     if (kfa > 0) h[JobField.keepFailedAge] = String(kfa);
     const p = a.parent;
-    if (p) Object.assign(h, { pid: p.id, pk: p.key, pq: p.queue, ppx: p.prefix }, p.policy ? { pol: p.policy } : {});
+    if (p) Object.assign(h, { [JobField.parentId]: p.id, [JobField.parentKey]: p.key, [JobField.parentQueue]: p.queue, [JobField.parentPrefix]: p.prefix }, p.policy ? { [JobField.parentPolicy]: p.policy } : {});
     return Job.fromHash(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
   }
 

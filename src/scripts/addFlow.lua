@@ -4,18 +4,35 @@
 -- add.lua adds a job (ready, or delayed). The caller sends parents before (or with) their
 -- children: a parent in another queue has been added by an earlier call.
 -- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg, dedup, dedupx
--- ARGV: [1] node count n, then per node 20 fields and its children's job keys:
---   id (never '': the caller names every node), name, data (JSON), opts (JSON),
---   priority (integer 0..2097151), lane, delay (ms), lifo ('1'/'0'), keepCompletedCount
---   ('' = keep all), keepCompletedAgeMs, keepFailedCount, keepFailedAgeMs,
---   parent id, parent job key, parent queue name, parent key prefix (all '' for a root),
---   policy ('f' failParentOnFailure, 'i' ignoreDependencyOnFailure, 'c'
---   continueParentOnFailure, 'd' removeDependencyOnFailure, '' none), timestamp (ms; '' =
---   now), register ('1': the parent is an existing job of this queue outside the flow, BullMQ's
---   `parent` on a root: it must exist and counts this job as a dependency), child count m,
---   then m child job keys; after the nodes, optionally the first node's deduplication (a
---   flow's root with children: BullMQ deduplicates a root): dedup id, ttl (ms; 0 = simple
---   mode, held while the job has not finished)
+-- ARGV: [1] node count n, then n nodes, node i at b (b = 2 for the first node, then the
+--   previous node's b + 20 + its child count):
+--   [b] id (never '': the caller names every node),
+--   [b + 1] name,
+--   [b + 2] data (JSON),
+--   [b + 3] opts (JSON object; '' = none),
+--   [b + 4] priority (integer 0..2097151),
+--   [b + 5] lane (raw name, 'default' for the default lane),
+--   [b + 6] delay (ms),
+--   [b + 7] lifo ('1'/'0'),
+--   [b + 8] keepCompletedCount ('' = keep all),
+--   [b + 9] keepCompletedAgeMs,
+--   [b + 10] keepFailedCount,
+--   [b + 11] keepFailedAgeMs,
+--   [b + 12] parent id ('' for a root),
+--   [b + 13] parent job key ('' for a root),
+--   [b + 14] parent queue name ('' for a root),
+--   [b + 15] parent key prefix ('' for a root),
+--   [b + 16] policy ('f' failParentOnFailure, 'i' ignoreDependencyOnFailure, 'c'
+--   continueParentOnFailure, 'd' removeDependencyOnFailure, '' none),
+--   [b + 17] timestamp (ms; '' = now),
+--   [b + 18] register ('1': the parent is an existing job of this queue outside the flow,
+--   BullMQ's `parent` on a root: it must exist and counts this job as a dependency),
+--   [b + 19] child count m,
+--   [b + 20 ..] m child job keys;
+--   after the nodes, at e, optionally the first node's deduplication (a flow's root with
+--   children: BullMQ deduplicates a root):
+--   [e] dedup id,
+--   [e + 1] ttl (ms; 0 = simple mode, held while the job has not finished).
 -- A job whose id already exists is kept as it is (BullMQ's duplicated job). When the flow gives
 -- it a parent it becomes that parent's child, unless it has another parent that still exists:
 -- completed, it counts at once as a completed child (lib/flow.lua flowSettled); otherwise the
