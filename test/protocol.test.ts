@@ -7,7 +7,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { Code } from '../src/core/errors.js';
+import { Code, EchoError, ErrorCodes, refusalError, UnrecoverableError } from '../src/core/errors.js';
 import { LAYOUT_VERSION } from '../src/core/layout.js';
 import { queueKeys } from '../src/core/keys.js';
 import { LIBRARY_TRANSITIONS, loadScript } from '../src/scripts/loader.js';
@@ -138,6 +138,33 @@ describe('status codes', () => {
       }
     }
     expect(entries.filter(([, v]) => !named.has(v)).map(([k]) => k)).toEqual([]);
+  });
+});
+
+describe('status codes become errors in one table', () => {
+  // add's per-job codes and addFlow's are built by their bindings with the add's parent and lane
+  const byBindings = new Set<number>([Code.GROUP_FULL, Code.CROSS_QUEUE_CHILDREN, Code.OTHER_PARENT]);
+
+  it.each(Object.entries(Code).filter(([, v]) => !byBindings.has(v)))('%s gives a typed error with BullMQ\'s text first', (_name, code) => {
+    const e = refusalError(code, { jobId: '7', op: 'op', command: 'moveToFinished', state: 'active', parentKey: 'bull:q:1', queue: 'q' });
+    expect(e instanceof EchoError || e instanceof UnrecoverableError).toBe(true);
+    if (e instanceof EchoError) expect(Object.values(ErrorCodes)).toContain(e.code);
+    expect(e.message).not.toMatch(/unexpected reply/);
+  });
+
+  it('an unknown code is reported as such, not guessed', () => {
+    const e = refusalError(-99, { jobId: '7', op: 'op' }) as EchoError;
+    expect(e.code).toBe(ErrorCodes.UNKNOWN);
+    expect(e.message).toBe('op: unexpected reply -99 for job "7"');
+  });
+
+  it('EchoError codes come from ErrorCodes only', () => {
+    const known = new Set<string>(Object.values(ErrorCodes));
+    const offenders: string[] = [];
+    for (const f of tsFiles) {
+      for (const m of readFileSync(f, 'utf8').matchAll(/(?:new EchoError|super)\(\s*'(ERR_\w+)'/g)) if (!known.has(m[1]!)) offenders.push(`${relative(src, f)} ${m[1]}`);
+    }
+    expect(offenders).toEqual([]);
   });
 });
 

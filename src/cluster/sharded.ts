@@ -19,7 +19,7 @@
  *
  * Workers: see sharded-worker.ts.
  */
-import { EchoError, ActiveJobsError, ClosedError } from '../core/errors.js';
+import { EchoError, ErrorCodes, ActiveJobsError, ClosedError } from '../core/errors.js';
 import { Queue, shardedQueueFactory, type BulkJob, type CleanState, type JobProgress, type QueueOptions, type RetryJobsOptions } from '../queue/queue.js';
 import { LaneControls } from '../lanes/lanes.js';
 import { jobKey, queueKeys, shardQueueName, type QueueKeys } from '../core/keys.js';
@@ -46,7 +46,7 @@ export class ShardCountError extends EchoError {
   readonly requested: number;
   constructor(queue: string, registered: number, requested: number) {
     super(
-      'ERR_SHARD_COUNT',
+      ErrorCodes.SHARD_COUNT,
       `queue ${JSON.stringify(queue)} holds jobs under ${registered} shard(s) and cannot be opened with shards: ${requested}; ` +
         `open it with shards: ${registered}, or empty it (obliterate) first`,
     );
@@ -61,7 +61,7 @@ export class CrossShardError extends EchoError {
   readonly jobId: string;
   constructor(op: string, jobId: string, lane: string, from: number, to: number) {
     super(
-      'ERR_CROSS_SHARD',
+      ErrorCodes.CROSS_SHARD,
       `${op}: job ${JSON.stringify(jobId)} is on shard ${from} and lane ${JSON.stringify(lane)} lives on shard ${to}; ` +
         'a sharded queue moves jobs only between lanes of one shard',
     );
@@ -479,7 +479,7 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
 
   /** Not on a sharded queue: each scheduler lives on the shard of its lane (use upsertJobScheduler and the getters). */
   override get jobScheduler(): Promise<never> {
-    return Promise.reject(new EchoError('ERR_SHARDED', `Queue ${JSON.stringify(this.name)} is sharded: its schedulers live on the shards; use upsertJobScheduler and the scheduler getters`));
+    return Promise.reject(new EchoError(ErrorCodes.SHARDED, `Queue ${JSON.stringify(this.name)} is sharded: its schedulers live on the shards; use upsertJobScheduler and the scheduler getters`));
   }
 
   override get repeat(): Promise<never> {

@@ -5,7 +5,7 @@
  * instance events. Every Redis call is bounded: the loops here repeat bounded script calls.
  */
 import { masterNodes } from '../core/connection.js';
-import { ActiveJobsError, EchoError, JobNotFoundError, Code } from '../core/errors.js';
+import { ActiveJobsError, EchoError, ErrorCodes, JobNotFoundError, Code } from '../core/errors.js';
 import { drainOutbox } from '../lifecycle/flows.js';
 import type { JobContext } from '../job/job-context.js';
 import { depsKey, jobKey, queueKeyPattern, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
@@ -271,7 +271,7 @@ export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, child
  */
 export async function removeJob(ctx: JobContext, id: string, removeChildren: boolean): Promise<number> {
   if (await isSchedulerSlotJob(ctx, id)) {
-    throw new EchoError('ERR_SCHEDULER_JOB',
+    throw new EchoError(ErrorCodes.SCHEDULER_JOB,
       `Job ${id} belongs to a job scheduler and cannot be removed directly. removeJob: remove the scheduler with removeJobScheduler`);
   }
   if (await isHeld(ctx, ctx.keys, id, removeChildren)) return 0;

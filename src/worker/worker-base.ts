@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient, type RedisConnection } from '../core/connection.js';
-import { EchoError, RateLimitError, guardedEmit, reportError } from '../core/errors.js';
+import { ClosedError, EchoError, RateLimitError, guardedEmit, reportError } from '../core/errors.js';
 import { clientName, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { delay as delayFor } from '../core/utils.js';
@@ -306,7 +306,7 @@ async function clientReady(c: RedisClient): Promise<void> {
   if (c.status === 'ready') return;
   if (c.status === 'wait') await c.connect().catch(() => {});
   if ((c.status as string) === 'ready') return;
-  if ((c.status as string) === 'end') throw new EchoError('ERR_CLOSED', 'Connection is closed.');
+  if ((c.status as string) === 'end') throw new ClosedError('Connection');
   await new Promise<void>((resolve, reject) => {
     const onReady = () => {
       c.off('end', onEnd);
@@ -314,7 +314,7 @@ async function clientReady(c: RedisClient): Promise<void> {
     };
     const onEnd = () => {
       c.off('ready', onReady);
-      reject(new EchoError('ERR_CLOSED', 'Connection is closed.'));
+      reject(new ClosedError('Connection'));
     };
     c.once('ready', onReady);
     c.once('end', onEnd);

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from '../core/backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection } from '../core/connection.js';
-import { Code, EchoError, JobNotFoundError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError } from '../core/errors.js';
+import { Code, EchoError, ErrorCodes, JobNotFoundError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError } from '../core/errors.js';
 import { Job } from '../job/job.js';
 import { queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
@@ -214,8 +214,8 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
    * worker without a processor (manual processing) and for one already running.
    */
   run(): Promise<void> {
-    if (!this.processor) return Promise.reject(new EchoError('ERR_NO_PROCESSOR', 'No process function is defined.'));
-    if (this.runningLoop) return Promise.reject(new EchoError('ERR_RUNNING', 'Worker is already running.'));
+    if (!this.processor) return Promise.reject(new EchoError(ErrorCodes.NO_PROCESSOR, 'No process function is defined.'));
+    if (this.runningLoop) return Promise.reject(new EchoError(ErrorCodes.RUNNING, 'Worker is already running.'));
     if (this.stopping) return Promise.resolve();
     void checkEvictionPolicy(this.conn.client);
     this.startLeaseTimer();
