@@ -328,6 +328,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async removeDeduplicationKey(id: string): Promise<number> {
     v.nonEmptyString('deduplication id', id);
     const held = (await this.getDeduplicationJobId(id)) !== null;
+    await layoutReady(this.ctx.client, this.keys);
     await this.ctx.client.multi().hdel(this.keys.dedup, id).zrem(this.keys.dedupx, id).exec();
     return held ? 1 : 0;
   }
