@@ -11,7 +11,7 @@
 --   default applies), [7] its keep age (ms; '' = none), [8] worker name for the claimed jobs' `pb` ('' = none),
 --   then per settled job (at most 1000): [9 + 3i] job id, [10 + 3i] token (the job's att when
 --   claimed), [11 + 3i] return value (JSON)
--- Returns: {claimed, nextWakeAt, m, code1..codem, id1, fields1, ...}: m settled jobs, each
+-- Returns: {claimed, wakeInMs, m, code1..codem, id1, fields1, ...}: m settled jobs, each
 --   code 1 (completed) or an error code below, then the claimed jobs like claim.
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
 --   recovered, is held under a newer token, or already finished); with an owner token also

@@ -8,7 +8,7 @@
 --   manual processing, as in complete.lua), [10] metrics data points (0 or absent = none),
 --   [11] the worker's removeOnFail keep count for jobs without their own ('' or absent = none),
 --   [12] its keep age (ms; '' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none)
--- Returns: like claim ({claimed, nextWakeAt, ...}), or {code} on error.
+-- Returns: like claim ({claimed, wakeInMs, ...}), or {code} on error.
 -- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch.
 -- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
 --   out: QueueEvents emits retries-exhausted from it) when final; otherwise retrying then
