@@ -31,6 +31,7 @@ export {
   InvalidStateError,
   ActiveJobsError,
   ClosedError,
+  IncompatibleLayoutError,
   UnrecoverableError,
   RateLimitError,
   DelayedError,

@@ -1,13 +1,10 @@
 // The code's shape, checked so that docs/internals.md and the module graph cannot drift:
 // no import cycles under src/ (type-only imports included), every source file named in the
-// map of docs/internals.md, the hash-field tables there equal to what scripts/field-table.mjs
-// derives from src/core/fields.ts and the Lua, and no raw hash-field strings in TypeScript.
+// map of docs/internals.md. (The hash-field tables and raw field names: test/protocol.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-// @ts-expect-error plain JavaScript helper without types
-import { fieldTables } from '../scripts/field-table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
@@ -87,24 +84,5 @@ describe('architecture', () => {
       })
       .map((p) => relative(root, p));
     expect(missing).toEqual([]);
-  });
-
-  it("holds the hash-field tables that scripts/field-table.mjs derives", () => {
-    expect(internals).toContain((fieldTables() as string).trim());
-  });
-
-  it('spells no hash field as a raw string in TypeScript (src/core/fields.ts names them)', () => {
-    const stored = new Set([...readFileSync(join(src, 'core', 'fields.ts'), 'utf8').matchAll(/^\s*\w+: '([^']+)',/gm)].map((m) => m[1]!));
-    const offenders: string[] = [];
-    for (const f of tsFiles) {
-      if (f.endsWith(join('core', 'fields.ts'))) continue;
-      readFileSync(f, 'utf8').split('\n').forEach((line, i) => {
-        const onHash = /\.meta\b|jobKey\(|jobBase|schedulerKey\(/.test(line);
-        const call = line.match(/\.(?:hget|hmget|hset|hsetnx|hdel|hincrby)\(([^)]*)/);
-        const literals = call ? [...call[1]!.matchAll(/'([A-Za-z]+)'/g)].map((m) => m[1]!) : [];
-        if (onHash && literals.some((l) => stored.has(l))) offenders.push(`${relative(src, f)}:${i + 1}`);
-      });
-    }
-    expect(offenders).toEqual([]);
   });
 });

@@ -19,7 +19,7 @@
  *
  * Workers: see sharded-worker.ts.
  */
-import { EchoError, ActiveJobsError, ClosedError } from '../core/errors.js';
+import { EchoError, ErrorCodes, ActiveJobsError, ClosedError } from '../core/errors.js';
 import { Queue, shardedQueueFactory, type BulkJob, type CleanState, type JobProgress, type QueueOptions, type RetryJobsOptions } from '../queue/queue.js';
 import { LaneControls } from '../lanes/lanes.js';
 import { jobKey, queueKeys, shardQueueName, type QueueKeys } from '../core/keys.js';
@@ -31,11 +31,13 @@ import type { RedisClient } from '../core/connection.js';
 import type { JobSchedulerJson, JobSchedulerTemplate, RepeatOptions } from '../lifecycle/schedulers.js';
 import type { MetricsOptions } from '../ops/metrics.js';
 import * as v from '../core/validate.js';
+import { MetaField } from '../core/fields.js';
+import { layoutReady } from '../scripts/runner.js';
 
 /** Most shards of one queue. */
 export const MAX_SHARDS = 1024;
 /** Field of shard 0's meta hash that records the shard count. */
-const REGISTRY_FIELD = 'shards';
+const REGISTRY_FIELD = MetaField.shardCount;
 
 /** The queue holds jobs under another shard count; nothing was written. */
 export class ShardCountError extends EchoError {
@@ -44,7 +46,7 @@ export class ShardCountError extends EchoError {
   readonly requested: number;
   constructor(queue: string, registered: number, requested: number) {
     super(
-      'ERR_SHARD_COUNT',
+      ErrorCodes.SHARD_COUNT,
       `queue ${JSON.stringify(queue)} holds jobs under ${registered} shard(s) and cannot be opened with shards: ${requested}; ` +
         `open it with shards: ${registered}, or empty it (obliterate) first`,
     );
@@ -59,7 +61,7 @@ export class CrossShardError extends EchoError {
   readonly jobId: string;
   constructor(op: string, jobId: string, lane: string, from: number, to: number) {
     super(
-      'ERR_CROSS_SHARD',
+      ErrorCodes.CROSS_SHARD,
       `${op}: job ${JSON.stringify(jobId)} is on shard ${from} and lane ${JSON.stringify(lane)} lives on shard ${to}; ` +
         'a sharded queue moves jobs only between lanes of one shard',
     );
@@ -110,6 +112,7 @@ export async function ensureShardLayout(client: RedisClient, name: string, prefi
   const registered = reg === null ? 1 : Number(reg);
   const keys = registered === 1 ? [queueKeys(name, prefix)] : range(registered).map((i) => queueKeys(shardQueueName(name, i), prefix));
   if ((await jobTotal(client, keys)) > 0) throw new ShardCountError(name, registered, shards);
+  await layoutReady(client, k0);
   await client.hset(k0.meta, REGISTRY_FIELD, shards);
 }
 
@@ -476,7 +479,7 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
 
   /** Not on a sharded queue: each scheduler lives on the shard of its lane (use upsertJobScheduler and the getters). */
   override get jobScheduler(): Promise<never> {
-    return Promise.reject(new EchoError('ERR_SHARDED', `Queue ${JSON.stringify(this.name)} is sharded: its schedulers live on the shards; use upsertJobScheduler and the scheduler getters`));
+    return Promise.reject(new EchoError(ErrorCodes.SHARDED, `Queue ${JSON.stringify(this.name)} is sharded: its schedulers live on the shards; use upsertJobScheduler and the scheduler getters`));
   }
 
   override get repeat(): Promise<never> {

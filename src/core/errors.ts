@@ -3,10 +3,52 @@
  * that turns them into these classes.
  */
 
-/** Base class of every error echomq throws. `code` is stable and safe to switch on. */
+/**
+ * Every `code` an EchoError carries: the one list, so a program can switch on them and no
+ * call site makes up its own (EchoError's constructor takes only these).
+ */
+export const ErrorCodes = {
+  /** Bad input to a public method; nothing was written (ValidationError). */
+  VALIDATION: 'ERR_VALIDATION',
+  /** No such job (JobNotFoundError). */
+  JOB_NOT_FOUND: 'ERR_JOB_NOT_FOUND',
+  /** The call's attempt token or lock is not the job's current one (StaleJobError). */
+  STALE_TOKEN: 'ERR_STALE_TOKEN',
+  /** The job's state does not allow the call (InvalidStateError). */
+  INVALID_STATE: 'ERR_INVALID_STATE',
+  /** obliterate without force while jobs are active (ActiveJobsError). */
+  ACTIVE_JOBS: 'ERR_ACTIVE_JOBS',
+  /** The Queue, Worker or connection is closed (ClosedError). */
+  CLOSED: 'ERR_CLOSED',
+  /** The queue is stored in another layout version (IncompatibleLayoutError). */
+  LAYOUT: 'ERR_LAYOUT',
+  /** A reply no table names (a script and its caller disagree). */
+  UNKNOWN: 'ERR_UNKNOWN',
+  /** Worker.run() without a processor (BullMQ's "No process function is defined."). */
+  NO_PROCESSOR: 'ERR_NO_PROCESSOR',
+  /** Worker.run() while it runs (BullMQ's "Worker is already running."). */
+  RUNNING: 'ERR_RUNNING',
+  /** Removing a job scheduler's next job directly. */
+  SCHEDULER_JOB: 'ERR_SCHEDULER_JOB',
+  /** A call a sharded queue cannot serve as one queue. */
+  SHARDED: 'ERR_SHARDED',
+  /** A job moved to a lane of another shard (CrossShardError). */
+  CROSS_SHARD: 'ERR_CROSS_SHARD',
+  /** A sharded queue opened with another shard count than its jobs were written under (ShardCountError). */
+  SHARD_COUNT: 'ERR_SHARD_COUNT',
+  /** A Job whose queue object has no ioredis client. */
+  NO_CONNECTION: 'ERR_NO_CONNECTION',
+  /** BullMQ Pro: the lane holds group.maxSize waiting jobs (GroupMaxSizeExceededError). */
+  GROUP_MAX_SIZE: 'ERR_GROUP_MAX_SIZE',
+  /** A sandboxed processor file that does not exist (ProcessorFileError). */
+  PROCESSOR_FILE: 'ERR_PROCESSOR_FILE',
+} as const;
+export type EchoErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** Base class of every error echomq throws. `code` is stable and safe to switch on (ErrorCodes). */
 export class EchoError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
+  readonly code: EchoErrorCode;
+  constructor(code: EchoErrorCode, message: string) {
     super(message);
     this.name = new.target.name;
     this.code = code;
@@ -19,7 +61,7 @@ export class ValidationError extends EchoError {
   readonly expected: string;
   readonly got: string;
   constructor(field: string, expected: string, got: string) {
-    super('ERR_VALIDATION', `${field} must be ${expected}, got ${got}`);
+    super(ErrorCodes.VALIDATION, `${field} must be ${expected}, got ${got}`);
     this.field = field;
     this.expected = expected;
     this.got = got;
@@ -30,7 +72,7 @@ export class ValidationError extends EchoError {
 export class JobNotFoundError extends EchoError {
   readonly jobId: string;
   constructor(jobId: string, op: string, message = `${op}: job ${JSON.stringify(jobId)} does not exist`) {
-    super('ERR_JOB_NOT_FOUND', message);
+    super(ErrorCodes.JOB_NOT_FOUND, message);
     this.jobId = jobId;
   }
 }
@@ -43,7 +85,7 @@ export class JobNotFoundError extends EchoError {
 export class StaleJobError extends EchoError {
   readonly jobId: string;
   constructor(jobId: string, op: string, message = `${op}: job ${JSON.stringify(jobId)} is no longer held under this token (lease lost)`) {
-    super('ERR_STALE_TOKEN', message);
+    super(ErrorCodes.STALE_TOKEN, message);
     this.jobId = jobId;
   }
 }
@@ -52,7 +94,7 @@ export class StaleJobError extends EchoError {
 export class InvalidStateError extends EchoError {
   readonly jobId: string;
   constructor(jobId: string, op: string, detail: string, message = `${op}: job ${JSON.stringify(jobId)} ${detail}`) {
-    super('ERR_INVALID_STATE', message);
+    super(ErrorCodes.INVALID_STATE, message);
     this.jobId = jobId;
   }
 }
@@ -63,14 +105,30 @@ export class InvalidStateError extends EchoError {
  */
 export class ActiveJobsError extends EchoError {
   constructor(queue: string) {
-    super('ERR_ACTIVE_JOBS', `Cannot obliterate queue with active jobs: queue ${JSON.stringify(queue)} has active jobs; pass { force: true } to delete them too`);
+    super(ErrorCodes.ACTIVE_JOBS, `Cannot obliterate queue with active jobs: queue ${JSON.stringify(queue)} has active jobs; pass { force: true } to delete them too`);
   }
 }
 
 /** The Queue or Worker was closed. */
 export class ClosedError extends EchoError {
   constructor(what: string) {
-    super('ERR_CLOSED', `${what} is closed`);
+    super(ErrorCodes.CLOSED, `${what} is closed`);
+  }
+}
+
+/**
+ * The queue's stored layout (meta field `lv`) is not the one this echomq reads
+ * (LAYOUT_VERSION, src/core/layout.ts). Raised before the first write; nothing was written.
+ */
+export class IncompatibleLayoutError extends EchoError {
+  readonly queue: string;
+  readonly stored: string;
+  readonly expected: number;
+  constructor(queue: string, stored: string, expected: number) {
+    super(ErrorCodes.LAYOUT, `queue ${queue} is stored in layout version ${stored}; this echomq reads layout version ${expected}`);
+    this.queue = queue;
+    this.stored = stored;
+    this.expected = expected;
   }
 }
 
@@ -203,52 +261,35 @@ export function isStepError(e: unknown): boolean {
 }
 
 /**
- * The error of a refused lock-holder call (job.moveToCompleted/moveToFailed/moveToDelayed/
- * moveToWait/moveToWaitingChildren; codes of scripts/lib/lock.lua). The message begins with
- * BullMQ's text for the same refusal (`command` is BullMQ's script name), then echomq's detail.
+ * Status codes the Lua scripts reply with, one meaning per number across all scripts (the
+ * Python client maps replies by these names: python/echomq/library.json carries this table).
+ * -8 is unused, as BullMQ's JobBelongsToJobScheduler has no echomq counterpart in a reply.
  */
-export function lockError(code: number, command: string, jobId: string): EchoError {
-  const id = JSON.stringify(jobId);
-  switch (code) {
-    case Code.NOT_FOUND:
-      return new JobNotFoundError(jobId, command, `Missing key for job ${jobId}. ${command}: job ${id} does not exist`);
-    case Code.STALE:
-      return new StaleJobError(jobId, command,
-        `Missing lock for job ${jobId}. ${command}: job ${id} is not active under this attempt (it finished or moved, or its lease expired)`);
-    case Code.BAD_STATE:
-      return new InvalidStateError(jobId, command, '', `Job ${jobId} is not in the active state. ${command}: job ${id} is not active`);
-    case Code.LOCK_MISMATCH:
-      return new StaleJobError(jobId, command, `Lock mismatch for job ${jobId}. Cmd ${command} from active: job ${id} is held under another token`);
-    case Code.PENDING_DEPENDENCIES:
-      return pendingDependenciesError(jobId, command);
-    default:
-      return errorFromCode(code, command, jobId);
-  }
-}
-
-/** Status codes returned by the Lua scripts. */
 export const Code = {
+  /** No such job (or no such parent, for addDependency and resolveChild). */
   NOT_FOUND: -1,
+  /** The attempt token is not the job's current one: lease recovered, job finished, or lock missing. */
   STALE: -2,
+  /** The job is not in a state that allows the call. */
   BAD_STATE: -3,
+  /** obliterate without force while jobs are active. */
   ACTIVE_JOBS: -4,
-  /** add: the lane holds group.maxSize waiting jobs (BullMQ Pro). */
-  GROUP_FULL: -5,
-  /** addFlow: an existing job of the flow has children in another queue, or is a root under an outside parent. */
-  CROSS_QUEUE_CHILDREN: -5,
-  /** removeChildDependency (src/job/job-dependencies.ts): the job has no parent, or the parent is gone. */
-  PARENT_MISSING: -5,
+  /** add, addFlow, removeChildDependency: the named parent job does not exist (or the job has none). */
+  MISSING_PARENT: -5,
   /** Active under another lock owner (scripts/lib/lock.lua). */
   LOCK_MISMATCH: -6,
-  /** add, addFlow: the named parent job does not exist. */
-  MISSING_PARENT: -6,
-  /** add, addFlow: the existing job already has another parent. */
+  /** add, addFlow: the existing job already has another parent that still exists. */
   OTHER_PARENT: -7,
   /** moveToWaitingChildren: a child failed the job (failParentOnFailure) while it ran. */
   CHILD_FAILED: -9,
   /** A flow parent with children still pending cannot complete (complete.lua). */
   PENDING_DEPENDENCIES: -10,
+  /** add: the lane holds group.maxSize waiting jobs (BullMQ Pro). */
+  GROUP_FULL: -11,
+  /** addFlow: an existing job of the flow has children in another queue, or is a root under an outside parent. */
+  CROSS_QUEUE_CHILDREN: -12,
 } as const;
+export type StatusCode = (typeof Code)[keyof typeof Code];
 
 /**
  * Completing a job whose children are still pending. The message is BullMQ's text alone: a
@@ -258,28 +299,66 @@ export function pendingDependenciesError(jobId: string, command = 'moveToFinishe
   return new InvalidStateError(jobId, command, '', `Job ${jobId} has pending dependencies. ${command}`);
 }
 
-export function errorFromCode(code: number, op: string, jobId: string, queue = ''): EchoError {
-  switch (code) {
-    case Code.NOT_FOUND:
-      return new JobNotFoundError(jobId, op);
-    case Code.STALE:
-      return new StaleJobError(jobId, op);
-    case Code.BAD_STATE:
-      return new InvalidStateError(jobId, op, 'is not in a state that allows this');
-    case Code.ACTIVE_JOBS:
-      return new ActiveJobsError(queue);
-    default:
-      return new EchoError('ERR_UNKNOWN', `${op}: unexpected reply ${code} for job ${JSON.stringify(jobId)}`);
-  }
+/** What a refused call was: the job, echomq's call and BullMQ's command, and what the code needs. */
+export interface Refusal {
+  readonly jobId: string;
+  /** echomq's name of the call, in the detail after BullMQ's text ('' or absent: none). */
+  readonly op?: string;
+  /** BullMQ's name of the command: when given, the message begins with BullMQ's text for the refusal. */
+  readonly command?: string;
+  /** BAD_STATE: the state the call needed ('active', 'delayed', …). */
+  readonly state?: string;
+  /** MISSING_PARENT: the parent's logical key (absent: the job has none). */
+  readonly parentKey?: string;
+  /** ACTIVE_JOBS: the queue's name. */
+  readonly queue?: string;
 }
 
-/** The error a cancelled attempt fails with: the cancel reason (unrecoverable stays so). */
-export function cancelError(reason: string, thrown: unknown): Error {
-  if (thrown instanceof Error && thrown.message === reason) return thrown;
-  if (thrown instanceof UnrecoverableError || (thrown instanceof Error && thrown.name === 'UnrecoverableError')) {
-    return new UnrecoverableError(reason);
-  }
-  return new Error(reason);
+/** "<BullMQ's text>: <op>: job "<id>" <detail>", each part only when there is one. */
+function refusalText(r: Refusal, bull: string, detail: string): string {
+  const head = r.command ? `${bull}: ` : '';
+  return `${head}${r.op ? `${r.op}: ` : ''}job ${JSON.stringify(r.jobId)} ${detail}`;
+}
+
+/**
+ * The one table from a script's status code to the typed error of the refused call. Messages
+ * begin with BullMQ's text for the same refusal when the caller names BullMQ's command (DESIGN
+ * §11). add's per-job codes (-5, -7, -11) and addFlow's -12 carry the add's parent and lane, so
+ * the add and flow bindings build those errors (src/lifecycle/cross-parents.ts, queue.ts,
+ * flow-producer.ts); this table covers the codes of every other reply.
+ */
+const REFUSALS: Readonly<Partial<Record<StatusCode, (r: Refusal) => Error>>> = {
+  [Code.NOT_FOUND]: (r) => new JobNotFoundError(r.jobId, r.op ?? '', refusalText(r, `Missing key for job ${r.jobId}. ${r.command}`, 'does not exist')),
+  [Code.STALE]: (r) => new StaleJobError(r.jobId, r.op ?? '',
+    refusalText(r, `Missing lock for job ${r.jobId}. ${r.command}`, 'is no longer held under this attempt (it finished or moved, or its lease expired)')),
+  [Code.BAD_STATE]: (r) => new InvalidStateError(r.jobId, r.op ?? '', '',
+    refusalText(r, `Job ${r.jobId} is not in the ${r.state ?? ''} state. ${r.command}`, r.state ? `is not ${r.state}` : 'is not in a state that allows this')),
+  [Code.ACTIVE_JOBS]: (r) => new ActiveJobsError(r.queue ?? ''),
+  [Code.MISSING_PARENT]: (r) => new InvalidStateError(r.jobId, r.op ?? '', '',
+    refusalText(r, `Missing key for parent job ${r.parentKey}. ${r.command}`, r.parentKey === undefined ? 'has no parent' : `has a parent ${JSON.stringify(r.parentKey)} that does not exist`)),
+  [Code.LOCK_MISMATCH]: (r) => new StaleJobError(r.jobId, r.op ?? '', refusalText(r, `Lock mismatch for job ${r.jobId}. Cmd ${r.command} from active`, 'is held under another token')),
+  [Code.CHILD_FAILED]: (r) => new UnrecoverableError(`Cannot complete job ${r.jobId} because it has at least one failed child. ${r.command ?? r.op}`),
+  [Code.PENDING_DEPENDENCIES]: (r) => pendingDependenciesError(r.jobId, r.command ?? 'moveToFinished'),
+};
+
+/** The typed error of a call the scripts refused with `code` (REFUSALS). */
+export function refusalError(code: number, r: Refusal): Error {
+  const make = REFUSALS[code as StatusCode];
+  if (make) return make(r);
+  return new EchoError(ErrorCodes.UNKNOWN, `${r.op || r.command}: unexpected reply ${code} for job ${JSON.stringify(r.jobId)}`);
+}
+
+/** A refusal described by echomq's call alone (no BullMQ text). */
+export function errorFromCode(code: number, op: string, jobId: string, queue = ''): Error {
+  return refusalError(code, { jobId, op, queue });
+}
+
+/**
+ * A refused lock-holder call (job.moveToCompleted/moveToFailed/moveToDelayed/moveToWait/
+ * moveToWaitingChildren; codes of scripts/lib/lock.lua): BullMQ's text for `command`, then echomq's.
+ */
+export function lockError(code: number, command: string, jobId: string): Error {
+  return refusalError(code, { jobId, command, state: 'active' });
 }
 
 /** A processor's RateLimitError, also from another copy of the package (matched by name). */

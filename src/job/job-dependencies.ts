@@ -19,7 +19,7 @@ import { jobScripts } from '../scripts/job-scripts.js';
 import { scripts } from '../scripts/index.js';
 import { parseJson } from './job-json.js';
 import * as v from '../core/validate.js';
-import { JobField } from '../core/fields.js';
+import { JobField, JobStateCode } from '../core/fields.js';
 import { Code } from '../core/errors.js';
 
 /** BullMQ's page options of one kind of child: HSCAN cursor (0 = start) and a count hint (default 20). */
@@ -175,16 +175,16 @@ export async function childrenOf(ctx: JobContext, id: string, kind: 'processed' 
  * pending there (the parent may become ready), then the child forgets its parent. Two calls
  * when the parent lives in another queue (another hash slot): a crash in between leaves a
  * child that names a parent which no longer waits for it, and its outcome then changes nothing.
- * Returns whether the child was pending; -1 no such child, -5 no such parent (or none).
+ * Returns whether the child was pending; Code.NOT_FOUND no such child, Code.MISSING_PARENT no such parent (or none).
  */
 export async function removeChildDependency(
   ctx: JobContext, id: string, parent: { id: string; key: string; keys: QueueKeys } | undefined,
-): Promise<boolean | -1 | -5> {
+): Promise<boolean | typeof Code.NOT_FOUND | typeof Code.MISSING_PARENT> {
   const exists = await ctx.client.exists(jobKey(ctx.keys, id));
   if (!exists) return Code.NOT_FOUND;
-  if (!parent) return Code.PARENT_MISSING;
+  if (!parent) return Code.MISSING_PARENT;
   const r = await lifecycleScripts.resolveChild(contextFor(ctx, parent.keys), { parentId: parent.id, childKey: jobKey(ctx.keys, id), kind: 'r', value: '' });
-  if (r.status < 0) return Code.PARENT_MISSING;
+  if (r.status < 0) return Code.MISSING_PARENT;
   if (r.status === 0) return false;
   const c = await jobScripts.clearParent(ctx, { id, parentKey: parent.key });
   return c === Code.NOT_FOUND ? Code.NOT_FOUND : true;
@@ -241,8 +241,8 @@ export async function removeUnprocessedChildren(ctx: JobContext, id: string): Pr
     if (!p) continue;
     const cctx = contextFor(ctx, p.keys);
     const st = await ctx.client.hget(jobKey(p.keys, p.id), JobField.state);
-    if (st !== 'w' && st !== 'd' && st !== 'h') continue;
-    const grandchildren = st === 'h' ? await childKeys(cctx, p.id, false) : [];
+    if (st !== JobStateCode.ready && st !== JobStateCode.delayed && st !== JobStateCode.waitingChildren) continue;
+    const grandchildren = st === JobStateCode.waitingChildren ? await childKeys(cctx, p.id, false) : [];
     const [r] = await scripts.remove(cctx, { ids: [p.id], state: st as 'w' | 'd' });
     if (r !== 1) continue;
     if (grandchildren.length > 0) await removeChildKeys(cctx, grandchildren);

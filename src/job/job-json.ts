@@ -3,7 +3,7 @@
  * of a job (toJSON, asJSON, the JobJson that fromJSON takes, optsFromJSON).
  */
 import { isClient, type RedisClient } from '../core/redis-connection.js';
-import { EchoError } from '../core/errors.js';
+import { EchoError, ErrorCodes } from '../core/errors.js';
 import type { JobContext } from './job-context.js';
 import { DEFAULT_PREFIX, queueKeys } from '../core/keys.js';
 import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, DEFAULT_LANE, DEFAULT_MAX_PAYLOAD, type JobOptions, type KeepJobs } from '../core/options.js';
@@ -154,7 +154,7 @@ export function minimalQueueContext(queue: unknown): JobContext | undefined {
     get(_t, prop) {
       if (typeof prop === 'symbol' || prop === 'then') return undefined;
       return () => {
-        throw new EchoError('ERR_NO_CONNECTION', `the job's queue ${JSON.stringify(name)} is not an echomq Queue or Worker and has no ioredis client: it cannot reach Redis (${String(prop)})`);
+        throw new EchoError(ErrorCodes.NO_CONNECTION, `the job's queue ${JSON.stringify(name)} is not an echomq Queue or Worker and has no ioredis client: it cannot reach Redis (${String(prop)})`);
       };
     },
   }) as RedisClient);

@@ -2,19 +2,23 @@
  * Plain helpers of Job (src/job/job.ts): state names, BullMQ's error texts for job commands, and
  * how a BullMQ-style `queue` argument (an echomq Queue or Worker) leads to the Job context.
  */
-import { Code, EchoError, errorFromCode, InvalidStateError, JobNotFoundError } from '../core/errors.js';
+import { Code, EchoError, InvalidStateError, refusalError } from '../core/errors.js';
+import { JobStateCode } from '../core/fields.js';
 import type { JobContext } from './job-context.js';
 import { minimalQueueContext } from './job-json.js';
 import * as v from '../core/validate.js';
 
 export type JobState = 'waiting' | 'prioritized' | 'active' | 'delayed' | 'completed' | 'failed' | 'waiting-children' | 'unknown';
 
-const STATE: Record<string, JobState> = { a: 'active', d: 'delayed', c: 'completed', f: 'failed', h: 'waiting-children' };
+const STATE: Record<string, JobState> = {
+  [JobStateCode.active]: 'active', [JobStateCode.delayed]: 'delayed', [JobStateCode.completed]: 'completed',
+  [JobStateCode.failed]: 'failed', [JobStateCode.waitingChildren]: 'waiting-children',
+};
 
 /** Maps the internal state letter to BullMQ's state names (a paused queue's ready job is 'waiting', as in BullMQ). */
 export function stateName(st: string | undefined, priority: number): JobState {
   if (st === undefined) return 'unknown';
-  if (st === 'w') return priority > 0 ? 'prioritized' : 'waiting';
+  if (st === JobStateCode.ready) return priority > 0 ? 'prioritized' : 'waiting';
   return STATE[st] ?? 'unknown';
 }
 
@@ -37,13 +41,8 @@ export function withBullText<E extends Error>(err: E, text: string): E {
  * for that status (BullMQ's finishedErrors). `command` is the name BullMQ's message uses
  * (e.g. 'reprocessJob' for retry), `state` the state the command needed.
  */
-export function jobError(code: number, op: string, jobId: string, command = op, state = ''): EchoError {
-  if (code === Code.NOT_FOUND) return withBullText(new JobNotFoundError(jobId, op), `Missing key for job ${jobId}. ${command}`);
-  if (code === Code.BAD_STATE) {
-    return withBullText(new InvalidStateError(jobId, op, state ? `is not ${state}` : 'is not in a state that allows this'),
-      `Job ${jobId} is not in the ${state} state. ${command}`);
-  }
-  return errorFromCode(code, op, jobId);
+export function jobError(code: number, op: string, jobId: string, command = op, state = ''): Error {
+  return refusalError(code, { jobId, op, command, state: state || undefined });
 }
 
 /** The error of removing a job that is active (BullMQ's text, then echomq's). */
@@ -53,9 +52,8 @@ export function lockedError(jobId: string): EchoError {
 }
 
 /** A parent that is gone, or a job without one (BullMQ's ParentJobNotExist text). */
-export function missingParentError(jobId: string, parentKey: string | undefined, op: string): EchoError {
-  return withBullText(new InvalidStateError(jobId, op, parentKey === undefined ? 'has no parent' : `has a parent ${JSON.stringify(parentKey)} that does not exist`),
-    `Missing key for parent job ${parentKey}. ${op}`);
+export function missingParentError(jobId: string, parentKey: string | undefined, op: string): Error {
+  return refusalError(Code.MISSING_PARENT, { jobId, op, command: op, parentKey });
 }
 
 function isContext(x: unknown): x is JobContext {

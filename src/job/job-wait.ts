@@ -12,7 +12,7 @@ import { jobKey } from '../core/keys.js';
 import { jobError, withBullText } from './job-state.js';
 import { parseJson } from './job-json.js';
 import * as v from '../core/validate.js';
-import { JobField } from '../core/fields.js';
+import { JobField, JobStateCode } from '../core/fields.js';
 
 /** Job.waitUntilFinished (see there). */
 export function waitUntilFinished<R>(ctx: JobContext, id: string, name: string, queueEvents: QueueEvents, ttl?: number): Promise<R> {
@@ -64,8 +64,8 @@ export function waitUntilFinished<R>(ctx: JobContext, id: string, name: string, 
     void (async () => {
       await events.waitUntilReady();
       const [st, rv, err] = await client.hmget(jk, JobField.state, JobField.returnValue, JobField.failedReason);
-      if (st === 'c') finish(() => resolve(parseJson(rv ?? undefined) as R));
-      else if (st === 'f') finish(() => reject(new Error(err ?? '')));
+      if (st === JobStateCode.completed) finish(() => resolve(parseJson(rv ?? undefined) as R));
+      else if (st === JobStateCode.failed) finish(() => reject(new Error(err ?? '')));
       else if (st === null) {
         finish(() => reject(withBullText(new JobNotFoundError(id, 'waitUntilFinished'), `Missing key for job ${ctx.keys.prefix}:${ctx.keys.queue}:${id}. isFinished`)));
       }

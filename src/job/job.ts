@@ -12,6 +12,7 @@
 import { DEFAULT_LANE, type JobOptions } from '../core/options.js';
 import { scripts, type ScriptContext } from '../scripts/index.js';
 import { jobScripts } from '../scripts/job-scripts.js';
+import { layoutReady } from '../scripts/runner.js';
 import { JobNotFoundError, Code } from '../core/errors.js';
 import type { QueueEvents } from '../events/queue-events.js';
 import { jobKey, logicalJobName, logsKey, queueKeys, type QueueKeys } from '../core/keys.js';
@@ -363,7 +364,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /** Deletes the job's log, or all but the newest `keepLogs` lines. */
   async clearLogs(keepLogs?: number): Promise<void> {
     const key = logsKey(this.ctx.keys, this.id);
-    if (keepLogs) await this.ctx.client.ltrim(key, -v.positiveInt('keepLogs', keepLogs), -1);
+    const keep = keepLogs ? v.positiveInt('keepLogs', keepLogs) : 0;
+    await layoutReady(this.ctx.client, this.ctx.keys);
+    if (keep) await this.ctx.client.ltrim(key, -keep, -1);
     else await this.ctx.client.del(key);
   }
 
@@ -538,7 +541,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const parent = this.parentRef();
     const r = await deps.removeChildDependency(this.ctx, this.id, parent);
     if (r === Code.NOT_FOUND) throw jobError(Code.NOT_FOUND, 'removeChildDependency', this.id);
-    if (r === Code.PARENT_MISSING) throw missingParentError(this.id, this.parentKey, 'removeChildDependency');
+    if (r === Code.MISSING_PARENT) throw missingParentError(this.id, this.parentKey, 'removeChildDependency');
     if (r) {
       this.parent = undefined;
       this.parentKey = undefined;

@@ -8,6 +8,7 @@ import { lifecycleScripts } from '../scripts/lifecycle.js';
 import type { ScriptContext } from '../scripts/runner.js';
 import type { AddJobArgs, AddReply, ParentArgs } from '../scripts/args.js';
 import { MetaField } from '../core/fields.js';
+import { layoutReady } from '../scripts/runner.js';
 
 /** BullMQ's error when an add names a parent that does not exist (its text, then echomq's). */
 export function missingParentError(p: ParentArgs): JobNotFoundError {
@@ -53,6 +54,7 @@ export async function registerCrossParents(
   const sentAt: number[] = [];
   const registered = new Set<number>();
   const needIds = jobs.filter((j) => cross(j) && !missing.has(j.parent!.key) && j.id === '').length;
+  if (needIds > 0) await layoutReady(client, ctx.keys);
   let next = needIds > 0 ? (await client.hincrby(ctx.keys.meta, MetaField.lastId, needIds)) - needIds + 1 : 0;
   const step = ctx.ids?.step ?? 1;
   const offset = ctx.ids?.offset ?? 0;

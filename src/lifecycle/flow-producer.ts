@@ -29,7 +29,7 @@ import { missingParentError } from './cross-parents.js';
 import { lifecycleScripts, type FlowNodeArgs } from '../scripts/lifecycle.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
 import * as v from '../core/validate.js';
-import { JobField } from '../core/fields.js';
+import { JobField, JobStateCode } from '../core/fields.js';
 
 /**
  * Job options in a flow: the usual ones, with BullMQ's rules — `deduplication` only on a flow
@@ -378,10 +378,14 @@ export class FlowProducer extends EventEmitter {
   private toNode(p: Prepared): JobNode {
     const a = p.args;
     const h: Record<string, string> = {
-      name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
-      att: '0', made: '0', ts: String(a.timestamp ?? Date.now()), st: a.children.length > 0 ? 'h' : a.delay > 0 ? 'd' : 'w',
+      [JobField.name]: a.name, [JobField.data]: a.data, [JobField.opts]: a.opts, [JobField.priority]: String(a.priority),
+      [JobField.lane]: a.lane, [JobField.delay]: String(a.delay), [JobField.attemptsStarted]: '0', [JobField.attemptsMade]: '0',
+      [JobField.timestamp]: String(a.timestamp ?? Date.now()),
+      [JobField.state]: a.children.length > 0 ? JobStateCode.waitingChildren : a.delay > 0 ? JobStateCode.delayed : JobStateCode.ready,
     };
-    if (a.parent) Object.assign(h, { pid: a.parent.id, pk: a.parent.key, pq: a.parent.queue, ppx: a.parent.prefix });
+    if (a.parent) {
+      Object.assign(h, { [JobField.parentId]: a.parent.id, [JobField.parentKey]: a.parent.key, [JobField.parentQueue]: a.parent.queue, [JobField.parentPrefix]: a.parent.prefix });
+    }
     if (a.policy) h[JobField.parentPolicy] = a.policy;
     if (a.keepCompleted[0] !== DEFAULT_KEEP_COUNT) h[JobField.keepCompletedCount] = String(a.keepCompleted[0]);
     if (a.keepCompleted[1] > 0) h[JobField.keepCompletedAge] = String(a.keepCompleted[1]);

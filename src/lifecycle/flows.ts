@@ -16,6 +16,7 @@ import { resolveParent, type FailurePolicy, type ParentOptions } from '../core/o
 import { lifecycleScripts, type ChildOutcome } from '../scripts/lifecycle.js';
 import type { ParentArgs } from '../scripts/args.js';
 import { parseJson } from '../core/values.js';
+import { JobField } from '../core/fields.js';
 
 export type { ParentArgs } from '../scripts/args.js';
 
@@ -126,7 +127,8 @@ export function parentArgs(parent: ParentOptions, own: QueueKeys, policy: Failur
   const same = keys.base === own.base;
   return {
     id: ref.id, key, queue: ref.queue, prefix: ref.prefix, policy, same, logicalKey: `${parent.queue}:${parent.id}`,
-    json: JSON.stringify({ pid: ref.id, pk: key, pq: ref.queue, ppx: ref.prefix, pol: policy, same: same ? 1 : 0 }),
+    // add.lua's parent record: the job hash's parent fields, plus `same` (docs/protocol.md, add)
+    json: JSON.stringify({ [JobField.parentId]: ref.id, [JobField.parentKey]: key, [JobField.parentQueue]: ref.queue, [JobField.parentPrefix]: ref.prefix, [JobField.parentPolicy]: policy, same: same ? 1 : 0 }),
   };
 }
 
@@ -137,7 +139,7 @@ export function parentArgs(parent: ParentOptions, own: QueueKeys, policy: Failur
  */
 export async function reopenChild(client: RedisClient, keys: QueueKeys, id: string): Promise<(() => Promise<void>) | undefined> {
   const childKey = jobKey(keys, id);
-  const [pid, pq, ppx] = await client.hmget(childKey, 'pid', 'pq', 'ppx');
+  const [pid, pq, ppx] = await client.hmget(childKey, JobField.parentId, JobField.parentQueue, JobField.parentPrefix);
   if (pid === null || pq === null || ppx === null || pq === '') return undefined;
   const ctx = { client, keys: queueKeys(pq, ppx) };
   const old = await lifecycleScripts.reopenChild(ctx, { parentId: pid, childKey });

@@ -21,7 +21,7 @@ import type { MetricsOptions } from '../ops/metrics.js';
 import * as v from '../core/validate.js';
 import * as schedulers from '../lifecycle/schedulers.js';
 import { toRepeatableJob, type RepeatableJob } from '../lifecycle/repeat.js';
-import { JobField, MetaField } from '../core/fields.js';
+import { JobField, JobStateCode, MetaField } from '../core/fields.js';
 import { redisTimeMs } from '../core/values.js';
 
 /** echomq's version, as `metaValues.version` and getVersion() give it (`echomq:<version>`). */
@@ -420,7 +420,7 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
     if (!holder) return null;
     if (until !== null) return Number(until) > redisTimeMs([sec, usec]) ? holder : null;
     const st = await c.hget(jobKey(this.keys, holder), JobField.state);
-    return st !== null && st !== 'c' && st !== 'f' ? holder : null; // live = not finished
+    return st !== null && st !== JobStateCode.completed && st !== JobStateCode.failed ? holder : null; // live = not finished
   }
 
   /** @deprecated BullMQ's old name of getDeduplicationJobId. */

@@ -5,15 +5,16 @@
  * instance events. Every Redis call is bounded: the loops here repeat bounded script calls.
  */
 import { masterNodes } from '../core/connection.js';
-import { ActiveJobsError, EchoError, JobNotFoundError, Code } from '../core/errors.js';
+import { ActiveJobsError, EchoError, ErrorCodes, JobNotFoundError, Code } from '../core/errors.js';
 import { drainOutbox } from '../lifecycle/flows.js';
 import type { JobContext } from '../job/job-context.js';
 import { depsKey, jobKey, queueKeyPattern, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
 import { laneReadyIds } from '../ops/inspect.js';
 import { laneCounts } from '../lanes/lane-ready.js';
 import { scripts } from '../scripts/index.js';
+import { forgetLayout } from '../scripts/runner.js';
 import * as v from '../core/validate.js';
-import { JobField, MetaField } from '../core/fields.js';
+import { JobField, JobStateCode, MetaField, SchedulerField } from '../core/fields.js';
 import { redisNowMs, redisTimeMs } from '../core/values.js';
 
 /** Jobs per drain/obliterate call by default: ~3 µs a job, so a call stays near 1.5 ms. */
@@ -45,7 +46,7 @@ export function missingJob(id: string, command: string): JobNotFoundError {
 async function isSchedulerSlotJob(ctx: JobContext, id: string): Promise<boolean> {
   const m = /^repeat:(.+):(\d+)$/s.exec(id);
   if (!m) return false;
-  return (await ctx.client.hget(ctx.keys.schedBase + m[1], 'next')) === m[2];
+  return (await ctx.client.hget(ctx.keys.schedBase + m[1], SchedulerField.next)) === m[2];
 }
 
 export interface RetryJobsOptions {
@@ -148,13 +149,15 @@ export async function clean(
   const cutoff = now - grace;
   const max = limit === 0 ? Infinity : limit;
   const chunkSize = Math.min(BULLMQ_CLEAN_CHUNK, max);
-  const codes: Partial<Record<CleanState, 'c' | 'f' | 'd' | 'a'>> = { completed: 'c', failed: 'f', delayed: 'd', active: 'a' };
-  const state: 'w' | 'c' | 'f' | 'd' | 'a' = codes[type] ?? 'w';
+  const codes: Partial<Record<CleanState, 'c' | 'f' | 'd' | 'a'>> = {
+    completed: JobStateCode.completed, failed: JobStateCode.failed, delayed: JobStateCode.delayed, active: JobStateCode.active,
+  };
+  const state: 'w' | 'c' | 'f' | 'd' | 'a' = codes[type] ?? JobStateCode.ready;
   const paused = (await ctx.client.hget(ctx.keys.meta, MetaField.paused)) === '1';
   const removed: string[] = [];
   let chunk: string[] = [];
   // BullMQ reads its wait list from the oldest end and lists those jobs newest first.
-  const report = (ids: string[]) => onChunk(state === 'w' ? [...ids].reverse() : ids);
+  const report = (ids: string[]) => onChunk(state === JobStateCode.ready ? [...ids].reverse() : ids);
   let skip = 0;
   let calls = 0;
   while (removed.length < max) {
@@ -179,7 +182,7 @@ export async function clean(
   // Parents in other queues learn now that their cleaned children are gone (they move to
   // wait, as BullMQ's clean moves them), not when a worker next drains the outbox.
   if (removed.length > 0) while ((await drainOutbox(ctx.client, ctx.keys)) > 0);
-  if (state === 'w') removed.reverse();
+  if (state === JobStateCode.ready) removed.reverse();
   return removed;
 }
 
@@ -214,7 +217,10 @@ export async function obliterate(ctx: JobContext, name: string, budget: number, 
   for (;;) {
     const r = await scripts.obliterate(ctx, { budget, force });
     if (typeof r === 'number') throw obliterateRefused(name);
-    if (r.done) return;
+    if (r.done) {
+      forgetLayout(ctx.client, ctx.keys); // meta is gone: the next write stores lv again
+      return;
+    }
     // Flow children of parents in other queues were reported through the outbox: deliver them
     // (the last call waits for an empty outbox).
     while ((await drainOutbox(ctx.client, ctx.keys)) > 0);
@@ -249,7 +255,7 @@ export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, child
   // can be removed, as BullMQ removes an active job whose lock is gone (lib/removal.lua).
   const [[, st], [, deadline], [, time]] = (await ctx.client.multi().hget(jobKey(keys, id), JobField.state).zscore(keys.active, id).time().exec()) as [
     [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
-  if (st === 'a' && (deadline === null || Number(deadline) >= redisTimeMs(time))) return true;
+  if (st === JobStateCode.active && (deadline === null || Number(deadline) >= redisTimeMs(time))) return true;
   if (!children || depth > 64) return false;
   for (const c of await childrenOf(ctx, keys, id, true)) {
     if (await isHeld(ctx, c.keys, c.id, true, depth + 1)) return true;
@@ -265,7 +271,7 @@ export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, child
  */
 export async function removeJob(ctx: JobContext, id: string, removeChildren: boolean): Promise<number> {
   if (await isSchedulerSlotJob(ctx, id)) {
-    throw new EchoError('ERR_SCHEDULER_JOB',
+    throw new EchoError(ErrorCodes.SCHEDULER_JOB,
       `Job ${id} belongs to a job scheduler and cannot be removed directly. removeJob: remove the scheduler with removeJobScheduler`);
   }
   if (await isHeld(ctx, ctx.keys, id, removeChildren)) return 0;

@@ -12,6 +12,7 @@
  */
 import type { RedisClient } from '../core/connection.js';
 import type { QueueKeys } from '../core/keys.js';
+import { MetricsField } from '../core/fields.js';
 
 /** BullMQ's Metrics. */
 export interface Metrics {
@@ -25,7 +26,7 @@ export interface Metrics {
 /** Points start…end (0 = newest, -1 = oldest; LRANGE semantics) of one metric, in one MULTI. */
 export async function readMetrics(client: RedisClient, keys: QueueKeys, type: 'completed' | 'failed', start: number, end: number): Promise<Metrics> {
   const [meta, data] = type === 'completed' ? [keys.metricsCompleted, keys.metricsCompletedData] : [keys.metricsFailed, keys.metricsFailedData];
-  const r = (await client.multi().hmget(meta, 'count', 'prevTS', 'prevCount').lrange(data, start, end).llen(data).exec())!;
+  const r = (await client.multi().hmget(meta, MetricsField.count, MetricsField.prevTS, MetricsField.prevCount).lrange(data, start, end).llen(data).exec())!;
   for (const [err] of r) if (err) throw err;
   const [count, prevTS, prevCount] = (r[0][1] as Array<string | null>).map((x) => parseInt(x || '0', 10));
   return {

@@ -15,6 +15,7 @@ import {
   DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from '../core/options.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
+import { layoutReady } from '../scripts/runner.js';
 import { parentArgs } from '../lifecycle/flows.js';
 import { BULK_MISSING_PARENT_ID } from '../lifecycle/cross-parents.js';
 import * as v from '../core/validate.js';
@@ -32,7 +33,7 @@ export type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
 export type { QueueOptions } from './queue-options.js';
 import type { QueueOptions } from './queue-options.js';
-import { JobField, MetaField } from '../core/fields.js';
+import { JobField, JobStateCode, MetaField } from '../core/fields.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
 const RATE_BLOCK = 2 ** 50;
@@ -129,7 +130,8 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       });
     }
     if (evmax !== undefined) {
-      this.setup = this.conn.client.hset(this.keys.meta, MetaField.eventsMaxLen, evmax);
+      const { client } = this.conn;
+      this.setup = layoutReady(client, this.keys).then(() => client.hset(this.keys.meta, MetaField.eventsMaxLen, evmax));
       this.setup.catch(() => {}); // reported by the first add that awaits it
     }
     void checkEvictionPolicy(this.conn.client);
@@ -279,8 +281,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   /** A Job built from what was just written, without reading it back. */
   private snapshot(id: string, a: AddJobArgs): Job<DataType, ReturnType, NameType> {
     const h: Record<string, string> = {
-      name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
-      att: '0', made: '0', ts: String(a.timestamp ?? Date.now()), st: a.delay > 0 ? 'd' : 'w',
+      [JobField.name]: a.name, [JobField.data]: a.data, [JobField.opts]: a.opts, [JobField.priority]: String(a.priority),
+      [JobField.lane]: a.lane, [JobField.delay]: String(a.delay), [JobField.attemptsStarted]: '0', [JobField.attemptsMade]: '0',
+      [JobField.timestamp]: String(a.timestamp ?? Date.now()), [JobField.state]: a.delay > 0 ? JobStateCode.delayed : JobStateCode.ready,
     };
     if (a.lifo) h[JobField.lifo] = '1';
     // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
@@ -291,7 +294,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     if (kfc !== DEFAULT_KEEP_COUNT) h[JobField.keepFailedCount] = String(kfc);
     if (kfa > 0) h[JobField.keepFailedAge] = String(kfa);
     const p = a.parent;
-    if (p) Object.assign(h, { pid: p.id, pk: p.key, pq: p.queue, ppx: p.prefix }, p.policy ? { pol: p.policy } : {});
+    if (p) Object.assign(h, { [JobField.parentId]: p.id, [JobField.parentKey]: p.key, [JobField.parentQueue]: p.queue, [JobField.parentPrefix]: p.prefix }, p.policy ? { [JobField.parentPolicy]: p.policy } : {});
     return Job.fromHash(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
   }
 
@@ -334,6 +337,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async removeDeduplicationKey(id: string): Promise<number> {
     v.nonEmptyString('deduplication id', id);
     const held = (await this.getDeduplicationJobId(id)) !== null;
+    await layoutReady(this.ctx.client, this.keys);
     await this.ctx.client.multi().hdel(this.keys.dedup, id).zrem(this.keys.dedupx, id).exec();
     return held ? 1 : 0;
   }
@@ -351,11 +355,13 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async setGlobalRateLimit(max: number, duration: number): Promise<number> {
     v.integerIn('max', max, 1, 1_000_000_000);
     v.integerIn('duration', duration, 1, 86_400_000);
+    await layoutReady(this.ctx.client, this.keys);
     return this.ctx.client.hset(this.keys.meta, MetaField.rateMax, max, MetaField.rateDuration, duration);
   }
 
   /** Removes the queue-wide rate limit; returns how many of its two fields were set (BullMQ's HDEL reply). */
   async removeGlobalRateLimit(): Promise<number> {
+    await layoutReady(this.ctx.client, this.keys);
     return this.ctx.client.hdel(this.keys.meta, MetaField.rateMax, MetaField.rateDuration);
   }
 
@@ -365,11 +371,14 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
    */
   async setGlobalConcurrency(concurrency: number | null): Promise<number> {
     if (concurrency === null) return this.removeGlobalConcurrency();
-    return this.ctx.client.hset(this.keys.meta, MetaField.concurrency, v.positiveInt('concurrency', concurrency));
+    const n = v.positiveInt('concurrency', concurrency);
+    await layoutReady(this.ctx.client, this.keys);
+    return this.ctx.client.hset(this.keys.meta, MetaField.concurrency, n);
   }
 
   /** Removes the global concurrency limit; returns 1 when one was set. */
   async removeGlobalConcurrency(): Promise<number> {
+    await layoutReady(this.ctx.client, this.keys);
     return this.ctx.client.hdel(this.keys.meta, MetaField.concurrency);
   }
 
@@ -379,11 +388,13 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
    */
   async rateLimit(expireTimeMs: number): Promise<void> {
     v.integerIn('expireTimeMs', expireTimeMs, 1, 86_400_000);
+    await layoutReady(this.ctx.client, this.keys);
     await this.ctx.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', expireTimeMs).hset(this.keys.meta, MetaField.rateBlock, '1').exec();
   }
 
   /** Ends a rate-limit window or block now; returns 1 when one was running (BullMQ's DEL reply). */
   async removeRateLimitKey(): Promise<number> {
+    await layoutReady(this.ctx.client, this.keys);
     return this.ctx.client.del(this.keys.rate);
   }
 

@@ -6,14 +6,14 @@
 import { existsSync, statSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EchoError } from '../core/errors.js';
+import { EchoError, ErrorCodes } from '../core/errors.js';
 import * as v from '../core/validate.js';
 
 /** The processor file does not exist (or is not a file). Message as BullMQ's. */
 export class ProcessorFileError extends EchoError {
   readonly file: string;
   constructor(message: string, file: string) {
-    super('ERR_PROCESSOR_FILE', message);
+    super(ErrorCodes.PROCESSOR_FILE, message);
     this.file = file;
   }
 }

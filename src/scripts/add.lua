@@ -2,29 +2,45 @@
 -- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, lcfg, laneBase, jobBase, logsBase, depsBase
 -- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
---   (id - 1) mod step names the shard), [2] option record count m, [3] fields per job: 4, or 5
---   when the jobs of the call are in several lanes (each job then names its lane, and the
---   records' lane field is ''), then m option records of 15
---   fields: opts (JSON), priority (integer 0..2097151), lane, delay (ms as an integer string,
---   '0' = ready now), lifo ('1'/'0'), keepCompletedCount (-1 all), keepCompletedAgeMs (0 = no
---   age limit), keepFailedCount, keepFailedAgeMs, dedupId ('' = none), dedupTtlMs (0 = simple
---   mode: held while the job is live), timestamp (ms; '' = now), parent ('' = none, or the
---   JSON {pid, pk, pq, ppx, pol, same}: parent id, its job key, queue, prefix, failure policy,
---   same = 1 when the parent lives in this queue: its existence is checked and the child is
---   registered in its deps here, atomically), dedup mode (letters: e extend, r replace,
---   s reschedule, k keepLastIfActive; '' plain), groupMaxSize ('' = none: BullMQ Pro's group.maxSize, most
---   waiting jobs the lane may hold for the add to go ahead); then 4 or 5 fields per job: id
---   ('' = next numeric id), name, data (JSON), option record number (1..m), [lane]. Jobs of a
---   bulk mostly share their options: the caller sends each distinct run of options once, and a
---   job costs 4 arguments, not 18. A bulk with a lane per user shares its records too: the lane
---   travels with the job (one argument) rather than making a record of 15 per job.
+--   (id - 1) mod step names the shard),
+--   [2] option record count m,
+--   [3] fields per job k: 4, or 5 when the jobs of the call are in several lanes (each job then
+--   names its lane, and the records' lane field is ''),
+--   then m option records of 15 fields, record r = 0..m-1 at a = 4 + 15r:
+--   [a] opts (JSON object; '' = none),
+--   [a + 1] priority (integer 0..2097151),
+--   [a + 2] lane (raw name, 'default' for the default lane; '' when each job names its lane),
+--   [a + 3] delay (ms; '0' = ready now),
+--   [a + 4] lifo ('1'/'0'),
+--   [a + 5] keepCompletedCount ('' = keep all, the default, not stored; n >= 0 keeps the newest
+--   n; -2 = removeOnComplete false: keeps all, stored),
+--   [a + 6] keepCompletedAgeMs ('' or 0 = no age limit),
+--   [a + 7] keepFailedCount (as keepCompletedCount, for removeOnFail),
+--   [a + 8] keepFailedAgeMs ('' or 0 = no age limit),
+--   [a + 9] dedupId ('' = none),
+--   [a + 10] dedupTtlMs (0 = simple mode: held while the job is live),
+--   [a + 11] timestamp (ms; '' = now),
+--   [a + 12] parent ('' = none, or the JSON object {pid, pk, pq, ppx, pol, same}: parent id,
+--   its job key, queue, prefix, failure policy letter, same = 1 when the parent lives in this
+--   queue: its existence is checked and the child is registered in its deps here, atomically),
+--   [a + 13] dedup mode (letters: e extend, r replace, s reschedule, k keepLastIfActive; '' plain),
+--   [a + 14] groupMaxSize ('' = none: BullMQ Pro's group.maxSize, most waiting jobs the lane
+--   may hold for the add to go ahead);
+--   then n jobs of k fields, job j = 0..n-1 at c = 4 + 15m + kj:
+--   [c] id ('' = next numeric id),
+--   [c + 1] name,
+--   [c + 2] data (JSON),
+--   [c + 3] option record number (1..m),
+--   [c + 4] lane (only when k = 5).
+--   Jobs of a bulk mostly share their options: the caller starts a new record only when a job's
+--   options differ from the previous job's, so a job costs 4 arguments, not 19.
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
---   nothing is written but the event), or -6 when the job's parent (in this queue) does not
+--   nothing is written but the event), or -5 when the job's parent (in this queue) does not
 --   exist (nothing is written for that job), -7 when a job with that id exists as the child
---   of another parent that still exists (nothing is written), or -5 when the job's lane already holds groupMaxSize
+--   of another parent that still exists (nothing is written), or -11 when the job's lane already holds groupMaxSize
 --   waiting jobs (nothing is written for that job; id '').
--- Errors: none (input is validated by the caller before the call).
+-- Errors (per job, in the created slot): -5 missing parent, -7 other parent, -11 group full.
 -- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
 --   existing job) or deduplicated (jobId of the kept job, deduplicationId, deduplicatedJobId:
 --   the id the refused add asked for or was given) instead when nothing was created (none when
@@ -152,14 +168,14 @@ for j = 0, n - 1 do
   local jk = K.jobBase .. id
   if rec.gmax ~= '' and groupFull(lane, tonumber(rec.gmax)) then
     out[#out + 1] = ''
-    out[#out + 1] = -5
+    out[#out + 1] = -11
   elseif holder then
     out[#out + 1] = holder
     out[#out + 1] = 0
     if not silent then emit('deduplicated', 'jobId', holder, 'deduplicationId', dd, 'deduplicatedJobId', id) end
   elseif parentMissing then
     out[#out + 1] = ''
-    out[#out + 1] = -6
+    out[#out + 1] = -5
   elseif askedId ~= '' and redis.call('EXISTS', jk) == 1 then
     -- Only a custom id can exist already: generated ids come from a counter, and custom ids
     -- may not be integers. An existing child of another parent that still exists cannot be

@@ -4,27 +4,43 @@
 -- add.lua adds a job (ready, or delayed). The caller sends parents before (or with) their
 -- children: a parent in another queue has been added by an earlier call.
 -- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg
--- ARGV: [1] node count n, then per node 20 fields and its children's job keys:
---   id (never '': the caller names every node), name, data (JSON), opts (JSON),
---   priority (integer 0..2097151), lane, delay (ms), lifo ('1'/'0'), keepCompletedCount
---   ('' = keep all), keepCompletedAgeMs, keepFailedCount, keepFailedAgeMs,
---   parent id, parent job key, parent queue name, parent key prefix (all '' for a root),
---   policy ('f' failParentOnFailure, 'i' ignoreDependencyOnFailure, 'c'
---   continueParentOnFailure, 'd' removeDependencyOnFailure, '' none), timestamp (ms; '' =
---   now), register ('1': the parent is an existing job of this queue outside the flow, BullMQ's
---   `parent` on a root: it must exist and counts this job as a dependency), child count m,
---   then m child job keys. (A flow with deduplication is one job, added by add.lua: BullMQ
---   refuses deduplication on a job with children.)
+-- ARGV: [1] node count n, then n nodes, node i at b (b = 2 for the first node, then the
+--   previous node's b + 20 + its child count):
+--   [b] id (never '': the caller names every node),
+--   [b + 1] name,
+--   [b + 2] data (JSON),
+--   [b + 3] opts (JSON object; '' = none),
+--   [b + 4] priority (integer 0..2097151),
+--   [b + 5] lane (raw name, 'default' for the default lane),
+--   [b + 6] delay (ms),
+--   [b + 7] lifo ('1'/'0'),
+--   [b + 8] keepCompletedCount ('' = keep all),
+--   [b + 9] keepCompletedAgeMs,
+--   [b + 10] keepFailedCount,
+--   [b + 11] keepFailedAgeMs,
+--   [b + 12] parent id ('' for a root),
+--   [b + 13] parent job key ('' for a root),
+--   [b + 14] parent queue name ('' for a root),
+--   [b + 15] parent key prefix ('' for a root),
+--   [b + 16] policy ('f' failParentOnFailure, 'i' ignoreDependencyOnFailure, 'c'
+--   continueParentOnFailure, 'd' removeDependencyOnFailure, '' none),
+--   [b + 17] timestamp (ms; '' = now),
+--   [b + 18] register ('1': the parent is an existing job of this queue outside the flow,
+--   BullMQ's `parent` on a root: it must exist and counts this job as a dependency),
+--   [b + 19] child count m,
+--   [b + 20 ..] m child job keys.
+--   (A flow with deduplication is one job, added by add.lua: BullMQ refuses deduplication on a
+--   job with children.)
 -- A job whose id already exists is kept as it is (BullMQ's duplicated job). When the flow gives
 -- it a parent it becomes that parent's child, unless it has another parent that still exists:
 -- completed, it counts at once as a completed child (lib/flow.lua flowSettled); otherwise the
 -- parent waits for it, as for a new child. The flow's children of an existing job are added
 -- as its dependencies (they must be in this queue).
--- Returns: {1, existing ids...}; or {-5, id} when an existing job has children in the flow in
---   another queue, or is a root attached to an outside parent, {-6, id} when the existing
+-- Returns: {1, existing ids...}; or {-12, id} when an existing job has children in the flow in
+--   another queue, or is a root attached to an outside parent, {-5, id} when the existing
 --   parent job id names is missing, {-7, id} when an existing job has another parent that
 --   still exists (nothing is written).
--- Errors: -5, -6, -7 as above.
+-- Errors: -5, -7, -12 as above.
 -- Events: added per job, then waiting | delayed | waiting-children.
 --!include lib/common.lua
 --!include lib/lanes.lua
@@ -40,9 +56,9 @@ for i = 1, n do
   nodes[i] = { base = b, kids = m }
   local ejk = K.jobBase .. ARGV[b]
   if redis.call('EXISTS', ejk) == 1 then
-    if ARGV[b + 18] == '1' then return {-5, ARGV[b]} end
+    if ARGV[b + 18] == '1' then return {-12, ARGV[b]} end
     for c = 1, m do
-      if string.sub(ARGV[b + 19 + c], 1, #K.jobBase) ~= K.jobBase then return {-5, ARGV[b]} end
+      if string.sub(ARGV[b + 19 + c], 1, #K.jobBase) ~= K.jobBase then return {-12, ARGV[b]} end
     end
     if ARGV[b + 12] ~= '' then
       local old = redis.call('HGET', ejk, 'pk')
@@ -50,7 +66,7 @@ for i = 1, n do
     end
     nodes[i].existing = true
   end
-  if ARGV[b + 18] == '1' and redis.call('EXISTS', K.jobBase .. ARGV[b + 12]) == 0 then return {-6, ARGV[b]} end
+  if ARGV[b + 18] == '1' and redis.call('EXISTS', K.jobBase .. ARGV[b + 12]) == 0 then return {-5, ARGV[b]} end
   b = b + 20 + m
 end
 

@@ -7,11 +7,11 @@
 --   [4] owner token ('' = a worker's own jobs, whose token is their att; otherwise manual
 --   processing: the lock is checked as lib/lock.lua does, and the claimed jobs get this owner),
 --   [5] metrics data points (0 = the worker keeps no metrics; lib/metrics.lua),
---   [6] / [7] the worker's removeOnComplete as keep count / age (ms) for jobs without their own
---   ('' = none: the default applies), [8] worker name for the claimed jobs' `pb` ('' = none),
+--   [6] the worker's removeOnComplete keep count for jobs without their own ('' = none: the
+--   default applies), [7] its keep age (ms; '' = none), [8] worker name for the claimed jobs' `pb` ('' = none),
 --   then per settled job (at most 1000): [9 + 3i] job id, [10 + 3i] token (the job's att when
 --   claimed), [11 + 3i] return value (JSON)
--- Returns: {claimed, nextWakeAt, m, code1..codem, id1, fields1, ...}: m settled jobs, each
+-- Returns: {claimed, wakeInMs, m, code1..codem, id1, fields1, ...}: m settled jobs, each
 --   code 1 (completed) or an error code below, then the claimed jobs like claim.
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
 --   recovered, is held under a newer token, or already finished); with an owner token also

@@ -1,6 +1,8 @@
 -- extendLeases: renews the leases of all of a worker's active jobs in one call.
 -- KEYS: active, jobBase
--- ARGV: [1] lease (ms), then pairs: job id, token
+-- ARGV: [1] lease (ms), then pairs, pair p = 0.. at a = 2 + 2p:
+--   [a] job id,
+--   [a + 1] token (the job's att when claimed)
 -- Returns: list of the ids whose lease could not be renewed (job gone, finished, or held under
 --   a newer token after recovery): the worker must treat those as lost.
 -- Errors: none.

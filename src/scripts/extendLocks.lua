@@ -1,8 +1,10 @@
 -- extendLocks: renews the leases of jobs held under a caller's token (job.extendLock,
 -- worker.extendJobLocks: manual processing). A worker's own renewals use extendLeases.lua.
 -- KEYS: active, jobBase
--- ARGV: [1] lease (ms), then triples: job id, owner token, fence (the att the caller's Job was
---   claimed under; '' = unknown)
+-- ARGV: [1] lease (ms), then triples, triple t = 0.. at a = 2 + 3t:
+--   [a] job id,
+--   [a + 1] owner token,
+--   [a + 2] fence (the att the caller's Job was claimed under; '' = unknown)
 -- Returns: list of the ids whose lease was not renewed (missing, not active, or held by another
 --   owner or attempt: lib/lock.lua); those are left unchanged.
 -- Errors: none.

@@ -6,9 +6,9 @@
 --   claim next, [7] lease (ms) for them, [8] '1' when the attempts ran out (BullMQ:
 --   attemptsMade >= attempts), [9] owner token ('' or absent = a worker's own job; otherwise
 --   manual processing, as in complete.lua), [10] metrics data points (0 or absent = none),
---   [11] / [12] the worker's removeOnFail as keep count / age (ms) for jobs without their own
---   ('' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none)
--- Returns: like claim ({claimed, nextWakeAt, ...}), or {code} on error.
+--   [11] the worker's removeOnFail keep count for jobs without their own ('' or absent = none),
+--   [12] its keep age (ms; '' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none)
+-- Returns: like claim ({claimed, wakeInMs, ...}), or {code} on error.
 -- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch.
 -- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
 --   out: QueueEvents emits retries-exhausted from it) when final; otherwise retrying then

@@ -60,12 +60,15 @@ const opt = (x: number | undefined): string | number => (x === undefined ? '' : 
 export const lifecycleScripts = {
   /**
    * Returns ok (with the ids of existing leaves that were kept), or the id of a job that already
-   * exists with children in the flow (-5) / whose parent is missing (-6) / that has another
+   * exists with children in the flow (-12) / whose parent is missing (-5) / that has another
    * parent (-7); then nothing was written.
    */
   async addFlow(
     ctx: ScriptContext, nodes: readonly FlowNodeArgs[],
-  ): Promise<{ ok: true; existing: string[] } | { ok: false; existingId: string; code: -5 | -6 | -7 }> {
+  ): Promise<
+    | { ok: true; existing: string[] }
+    | { ok: false; existingId: string; code: typeof Code.CROSS_QUEUE_CHILDREN | typeof Code.MISSING_PARENT | typeof Code.OTHER_PARENT }
+  > {
     const args: Array<string | number> = [nodes.length];
     for (const n of nodes) {
       const p = n.parent;

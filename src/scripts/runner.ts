@@ -13,6 +13,9 @@
  */
 import type { QueueKeys } from '../core/keys.js';
 import { isClusterClient, type RedisClient } from '../core/connection.js';
+import { IncompatibleLayoutError } from '../core/errors.js';
+import { MetaField } from '../core/fields.js';
+import { LAYOUT_VERSION } from '../core/layout.js';
 import { loadLibrary, loadScript, type LuaScript } from './loader.js';
 
 export type ScriptMode = 'function' | 'eval';
@@ -69,12 +72,60 @@ function keysFor(script: LuaScript, keys: QueueKeys): string[] {
   return arr;
 }
 
+/*
+ * The stored layout check (docs/protocol.md, "Versions"): before a client's first write to a
+ * queue, one pipeline `HSETNX meta lv <LAYOUT_VERSION>` + `HGET meta lv`; any other stored
+ * value refuses every write to that queue on that client with IncompatibleLayoutError. Kept
+ * per client and meta key, so a queue pays one round trip per connection, never per job.
+ */
+const layoutChecks = new WeakMap<object, Map<string, true | Promise<void>>>();
+
+async function checkLayout(client: RedisClient, keys: QueueKeys, perClient: Map<string, true | Promise<void>>): Promise<void> {
+  const r = await client.pipeline().hsetnx(keys.meta, MetaField.layoutVersion, LAYOUT_VERSION).hget(keys.meta, MetaField.layoutVersion).exec();
+  const err = r?.[0]?.[0] ?? r?.[1]?.[0] ?? (r ? null : new Error('layout check: no reply'));
+  const stored = r?.[1]?.[1];
+  if (err) {
+    perClient.delete(keys.meta); // a connection error is not an answer: ask again next time
+    throw err;
+  }
+  if (stored !== String(LAYOUT_VERSION)) throw new IncompatibleLayoutError(keys.queue, String(stored), LAYOUT_VERSION);
+  perClient.set(keys.meta, true);
+}
+
+/** Resolves once the queue's stored layout is known to be LAYOUT_VERSION on this client; rejects with IncompatibleLayoutError otherwise. */
+export function ensureLayout(client: RedisClient, keys: QueueKeys): true | Promise<void> {
+  let perClient = layoutChecks.get(client);
+  if (!perClient) {
+    perClient = new Map();
+    layoutChecks.set(client, perClient);
+  }
+  let state = perClient.get(keys.meta);
+  if (state === undefined) {
+    state = checkLayout(client, keys, perClient);
+    perClient.set(keys.meta, state);
+  }
+  return state;
+}
+
+/** ensureLayout for the plain writes outside scripts (settings in meta, the rate key, the events stream). */
+export async function layoutReady(client: RedisClient, keys: QueueKeys): Promise<void> {
+  const state = ensureLayout(client, keys);
+  if (state !== true) await state;
+}
+
+/** Forgets the check of a queue whose meta hash was deleted (obliterate): the next write stores lv again. */
+export function forgetLayout(client: RedisClient, keys: QueueKeys): void {
+  layoutChecks.get(client)?.delete(keys.meta);
+}
+
 export async function runScript(
   client: RedisClient,
   script: LuaScript,
   keys: QueueKeys,
   args: ReadonlyArray<string | number>,
 ): Promise<unknown> {
+  const layout = ensureLayout(client, keys);
+  if (layout !== true) await layout;
   const k = keysFor(script, keys);
   if (script.functionName && scriptMode(client) === 'function') {
     try {

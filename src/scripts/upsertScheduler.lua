@@ -10,8 +10,10 @@
 --   every), [4] time zone ('' = UTC), [5] startDate (ms; ''), [6] endDate (ms; ''),
 --   [7] limit (''), [8] first slot of a cron pattern (ms at or after max(now, startDate),
 --   computed by the caller from the Redis time it read just before; '' for every),
---   [9..18] job template: name, data (JSON), opts (JSON), priority, lane, lifo ('1'/'0'),
---   keepCompletedCount ('' = keep all), keepCompletedAgeMs, keepFailedCount, keepFailedAgeMs,
+--   then the job template: [9] name, [10] data (JSON), [11] opts (JSON object; '' = none),
+--   [12] priority (integer 0..2097151), [13] lane (raw name, 'default' for the default lane), [14] lifo ('1'/'0'),
+--   [15] keepCompletedCount ('' = keep all), [16] keepCompletedAgeMs, [17] keepFailedCount,
+--   [18] keepFailedAgeMs,
 --   [19] offset (ms, every only: slots at offset + k * every, BullMQ's alignment; '' = none:
 --   slots at startDate, or now, + k * every)
 -- Returns: {1, nextSlot, jobId, created (1/0)}; or {0} when the new schedule has no slot left

@@ -5,13 +5,14 @@
  */
 import { EventEmitter } from 'node:events';
 import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient, type RedisConnection } from '../core/connection.js';
-import { EchoError, RateLimitError, guardedEmit, reportError } from '../core/errors.js';
+import { ClosedError, EchoError, RateLimitError, guardedEmit, reportError } from '../core/errors.js';
 import { clientName, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { delay as delayFor } from '../core/utils.js';
 import type { WorkerListener, WorkerSettings } from './worker-options.js';
 import { makeBackend, type WorkerBackend } from './worker-backend.js';
 import { MetaField } from '../core/fields.js';
+import { layoutReady } from '../scripts/runner.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
 const RATE_BLOCK = 2 ** 50;
@@ -270,6 +271,7 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
   async rateLimit(ms: number): Promise<void> {
     v.integerIn('ms', ms, 1, 86_400_000);
     // meta blk tells the claim to look at the counter (it reads it otherwise only with a limiter).
+    await layoutReady(this.conn.client, this.keys);
     await this.conn.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', ms).hset(this.keys.meta, MetaField.rateBlock, '1').exec();
   }
 
@@ -304,7 +306,7 @@ async function clientReady(c: RedisClient): Promise<void> {
   if (c.status === 'ready') return;
   if (c.status === 'wait') await c.connect().catch(() => {});
   if ((c.status as string) === 'ready') return;
-  if ((c.status as string) === 'end') throw new EchoError('ERR_CLOSED', 'Connection is closed.');
+  if ((c.status as string) === 'end') throw new ClosedError('Connection');
   await new Promise<void>((resolve, reject) => {
     const onReady = () => {
       c.off('end', onEnd);
@@ -312,7 +314,7 @@ async function clientReady(c: RedisClient): Promise<void> {
     };
     const onEnd = () => {
       c.off('ready', onReady);
-      reject(new EchoError('ERR_CLOSED', 'Connection is closed.'));
+      reject(new ClosedError('Connection'));
     };
     c.once('ready', onReady);
     c.once('end', onEnd);

@@ -9,7 +9,7 @@
  * (scripts/lib/lock.lua, DESIGN §11). A refused call changes nothing and throws BullMQ's text.
  */
 import { retryPlan, type BackoffStrategy, type RetryPlan } from '../core/backoff.js';
-import { lockError, UnrecoverableError, Code } from '../core/errors.js';
+import { lockError, UnrecoverableError } from '../core/errors.js';
 import type { HeldJob, JobContext, JobFactory } from '../job/job-context.js';
 import { jobKey, queueKeys } from '../core/keys.js';
 import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
@@ -47,8 +47,6 @@ export type NextJobTuple = [Record<string, unknown> | null, string | 0, number, 
 export const NEXT_JOB = Symbol.for('echomq.nextJob');
 
 /** moveToWaitingChildren.lua: a child failed the job (failParentOnFailure) while it ran. */
-const FAILED_CHILD = Code.CHILD_FAILED;
-
 /** Lease of jobs claimed by a Job that no Worker made (BullMQ's default lockDuration). */
 const DEFAULT_LEASE = 30_000;
 
@@ -190,9 +188,7 @@ export async function moveToWaitingChildren(job: HeldJob, ctx: JobContext, owner
   const o = v.plainObject('opts', opts);
   const child = o.child === undefined ? '' : childKey(ctx, v.plainObject('opts.child', o.child));
   const r = await scripts.moveToWaitingChildren(ctx, { id: job.id, owner, fence: String(job.attemptsStarted), childKey: child });
-  if (r === FAILED_CHILD) {
-    throw new UnrecoverableError(`Cannot complete job ${job.id} because it has at least one failed child. moveToWaitingChildren`);
-  }
+  // Code.CHILD_FAILED becomes BullMQ's UnrecoverableError through the same table
   if (r < 0) throw lockError(r, 'moveToWaitingChildren', job.id);
   if (r === 1) hooksOf(ctx)?.released(job.id);
   return r === 1;

@@ -4,7 +4,7 @@
  * through `fail` (retry, backoff or final), also claiming the next job. The Worker owns the
  * running set and the claim loop; this holds only what batching needs.
  */
-import { Code, StaleJobError, errorFromCode, pendingDependenciesError } from '../core/errors.js';
+import { Code, errorFromCode, pendingDependenciesError } from '../core/errors.js';
 import type { QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
@@ -137,7 +137,7 @@ export class Settler<R> {
       }
       this.host.release(run);
       if (code !== 1) {
-        this.host.reportError(code === Code.STALE ? new StaleJobError(run.job.id, 'complete') : errorFromCode(code, 'complete', run.job.id));
+        this.host.reportError(errorFromCode(code, 'complete', run.job.id));
         continue;
       }
       run.job.returnvalue = result;
@@ -193,7 +193,7 @@ export class Settler<R> {
   private afterSettle(run: Running, reply: ClaimReply | number, op: string, onOk: () => void): void {
     this.host.release(run);
     if (typeof reply === 'number') {
-      this.host.reportError(reply === Code.STALE ? new StaleJobError(run.job.id, op) : errorFromCode(reply, op, run.job.id));
+      this.host.reportError(errorFromCode(reply, op, run.job.id));
       this.host.poke();
       return;
     }

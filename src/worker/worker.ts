@@ -9,11 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from '../core/backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection } from '../core/connection.js';
-import { Code, EchoError, JobNotFoundError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError } from '../core/errors.js';
+import { Code, EchoError, ErrorCodes, JobNotFoundError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError } from '../core/errors.js';
 import { Job } from '../job/job.js';
 import { queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { scripts, type ClaimReply, type ClaimedJob } from '../scripts/index.js';
+import { layoutReady } from '../scripts/runner.js';
 import * as v from '../core/validate.js';
 import { traceProcess, tracingAvailable } from '../ops/tracing.js';
 import { advanceScheduler } from '../lifecycle/schedulers.js';
@@ -213,8 +214,8 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
    * worker without a processor (manual processing) and for one already running.
    */
   run(): Promise<void> {
-    if (!this.processor) return Promise.reject(new EchoError('ERR_NO_PROCESSOR', 'No process function is defined.'));
-    if (this.runningLoop) return Promise.reject(new EchoError('ERR_RUNNING', 'Worker is already running.'));
+    if (!this.processor) return Promise.reject(new EchoError(ErrorCodes.NO_PROCESSOR, 'No process function is defined.'));
+    if (this.runningLoop) return Promise.reject(new EchoError(ErrorCodes.RUNNING, 'Worker is already running.'));
     if (this.stopping) return Promise.resolve();
     void checkEvictionPolicy(this.conn.client);
     this.startLeaseTimer();
@@ -429,6 +430,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     if (!this.limiter && !this.groupDefaults) return;
     for (let failures = 1; !this.stopping; failures++) {
       try {
+        if (this.limiter) await layoutReady(this.conn.client, this.keys);
         if (this.limiter) await this.conn.client.hset(this.keys.meta, MetaField.rateMax, this.limiter.max, MetaField.rateDuration, this.limiter.duration);
         if (this.groupDefaults) await applyGroupDefaults(this.ctx, this.groupDefaults);
         return;

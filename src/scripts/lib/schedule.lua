@@ -50,7 +50,7 @@ local function makeSlotJob(sid, slot, now)
     if delay < 0 then delay = 0 end
     local placed = createJob({ id = id, name = t[1], data = t[2], opts = t[3], prio = tonumber(t[4]),
       lane = t[5], delay = delay, lifo = t[6], kc = t[7], ka = t[8], kfc = t[9], kfa = t[10],
-      extra = { 'sid', sid, 'slot', msString(slot) }, held = 0 }, now)
+      extra = { 'sid', sid }, held = 0 }, now)
     if placed == 'w' then wake() end
     redis.call('HINCRBY', sk, 'cnt', 1)
     created = true
