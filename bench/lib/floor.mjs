@@ -89,8 +89,8 @@ local function add(keys, args)
       redis.call('HSET', jobBase .. id, 'name', args[3 + 2 * i], 'data', args[4 + 2 * i], 'ts', ts, 'kc', kc, 'st', 'w', 'sq', stamp or id)
     elseif kc ~= '' then redis.call('HSET', jobBase .. id, 'name', args[3 + 2 * i], 'data', args[4 + 2 * i], 'ts', ts, 'kc', kc)
     else redis.call('HSET', jobBase .. id, 'name', args[3 + 2 * i], 'data', args[4 + 2 * i], 'ts', ts) end
-    -- The lane entry. Composite score: priority * 2^32 + sequence (priority 0 here), exact in
-    -- a double; the member is the bare id.
+    -- The lane entry: score = the id (its arrival), member = the id. Priority 0 only: with
+    -- priorities the score would need a composite that stays exact in a double.
     if stamp then z[2 * i + 1], z[2 * i + 2] = '0', stamp .. id
     else z[2 * i + 1], z[2 * i + 2] = id, id end
   end
