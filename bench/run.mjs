@@ -44,6 +44,7 @@ const OPTIONS = {
   'cost-concurrency': ['int', 10, 'costs: worker concurrency of the processing rows'],
   'cost-lanes': ['int', 100, 'costs: lanes in the many-lanes row'],
   'max-priority': ['int', 20, 'costs: priorities are drawn from 0…this'],
+  'floor-concurrency': ['ints', '10,50', 'costs: worker concurrencies of the floor rows (echomq against lib/floor.mjs)'],
   shallow: ['int', 1_000, 'costs: jobs left waiting behind the timed claims, shallow row'],
   deep: ['int', 1_000_000, 'costs: jobs left waiting behind the timed claims, deep row'],
   pickups: ['int', 200, 'costs: idle pickup samples per library and run'],

@@ -11,6 +11,11 @@
 //   shallow / deep      `jobs` + `shallow` (or + `deep`) jobs filled with addBulk; only the first
 //                       `jobs` claims are timed, so `shallow` (or `deep`) jobs still wait behind
 //                       them when the window closes: does a claim slow down with queue depth?
+// Floor rows (lib/floor.mjs; echomq, echomq's scripts with fixed batches and the floor
+// alternating): add (`inflight` single adds pending), addBulk (`bulk` per call) and process at
+// each of `floorConcurrency`, `jobs` jobs each: script calls, Redis commands and Redis µs per
+// script call and per job, against the floor's. bench/instructions.mjs counts the same cases in
+// instructions, which the machine's load does not move.
 // Peer rows (libraries alternating):
 //   idle pickup         add one job to an idle queue with one idle worker, time add → processor
 //                       start; p50 and p99 of `pickups` samples per run (lib/pickup.mjs)
@@ -23,8 +28,11 @@ import { measurePickups } from './lib/pickup.mjs';
 import { memoryByFamily, oneJobHash, usedMemory } from './lib/memory.mjs';
 import { costTable, fmt, markdownTable, median, ratio, ratioValue, spread, targetTable } from './lib/table.mjs';
 import { echomq, bullmq, beequeue } from './lib/libs.mjs';
+import { floor, echomqDirect } from './lib/floor.mjs';
+import { inParallel } from './lib/meter.mjs';
 
 const PEERS = [echomq, bullmq, beequeue];
+const FLOOR_LIBS = [echomq, echomqDirect, floor];
 
 /** A small seeded generator (mulberry32), so every run draws the same priorities. */
 function seeded(seed) {
@@ -75,6 +83,44 @@ async function onceProcess(ctx, row, tag, target = ctx.opts.jobs) {
   }, row.queueOpts);
 }
 
+function floorCases(o) {
+  const data = (n) => Array.from({ length: n }, (_, i) => ({ data: { i } }));
+  return [
+    { name: `add (${o.inflight} in flight)`, async run(ctx, h) {
+      const w = await ctx.meter.begin();
+      await inParallel(o.jobs, o.inflight, (i) => h.add({ data: { i } }));
+      return w.end(o.jobs);
+    } },
+    { name: `addBulk (${fmt(o.bulk)} per call)`, async run(ctx, h) {
+      const jobs = data(o.jobs);
+      const w = await ctx.meter.begin();
+      for (let i = 0; i < jobs.length; i += o.bulk) await h.addBulk(jobs.slice(i, i + o.bulk));
+      return w.end(o.jobs);
+    } },
+    ...o.floorConcurrency.map((c) => ({ name: `process c=${c}`, async run(ctx, h) {
+      await prefill(h, data(o.jobs));
+      return timeProcessing(ctx.meter, h, { concurrency: c, target: o.jobs });
+    } })),
+  ];
+}
+
+/** µs of Redis time per script call (commandstats: the script's line includes its commands). */
+function perScriptCall(m) {
+  let calls = 0, usec = 0;
+  for (const name of ['fcall', 'evalsha', 'eval']) {
+    const c = m.commands?.[name];
+    if (c) { calls += c.calls; usec += c.usec; }
+  }
+  return calls ? { usPerCall: usec / calls, usPerJob: usec } : {};
+}
+
+async function onceFloor(ctx, lib, c, tag) {
+  return withQueue(ctx, lib, `floor-${tag}`, async (h) => {
+    const m = await c.run(ctx, h);
+    return { ...m, ...perScriptCall(m) };
+  });
+}
+
 async function oncePickup(ctx, lib, tag) {
   return withQueue(ctx, lib, tag, (h) => measurePickups(h, { samples: ctx.opts.pickups }));
 }
@@ -112,6 +158,13 @@ export async function runCosts(ctx) {
       ctx.results.add(row.name, 'echomq', m);
       ctx.log(`[costs] run ${rep}/${o.runs} ${row.name}: ${Math.round(m.rate)} jobs/s (prefill ${Math.round(m.prefillRate)} jobs/s)${noise(m)}`);
     }
+    for (const c of floorCases(o)) {
+      for (const lib of rotate(FLOOR_LIBS)) {
+        const m = await onceFloor(ctx, lib, c, `${rep}`);
+        ctx.results.add(`floor ${c.name}`, lib.name, m);
+        ctx.log(`[costs] run ${rep}/${o.runs} ${c.name} ${lib.name}: ${Math.round(m.rate)} jobs/s, ${fmt(m.usPerCall, true)} µs per script call${noise(m)}`);
+      }
+    }
     for (const lib of rotate(PEERS)) {
       const m = await oncePickup(ctx, lib, `${rep}`);
       ctx.results.add('idle pickup', lib.name, m);
@@ -124,7 +177,26 @@ export async function runCosts(ctx) {
     }
   }
   await ctx.meter.flush();
-  return report(ctx, rows);
+  return [report(ctx, rows), floorReport(ctx)].join('\n\n');
+}
+
+function floorReport(ctx) {
+  const o = ctx.opts;
+  const v = (name, lib, metric) => ctx.results.values(`floor ${name}`, lib, metric);
+  const med = (name, lib, metric) => median(v(name, lib, metric).filter((x) => x !== undefined));
+  const rows = floorCases(o).flatMap((c) => FLOOR_LIBS.map((l) => [
+    c.name, l.name, spread(v(c.name, l.name, 'rate')), fmt(med(c.name, l.name, 'scriptsPerJob'), true),
+    fmt(med(c.name, l.name, 'cmdsPerJob'), true), fmt(med(c.name, l.name, 'usPerCall'), true),
+    fmt(med(c.name, l.name, 'usPerJob'), true), fmt(med(c.name, l.name, 'redisCpuUsPerJob'), true),
+    l === floor ? '1.00×' : ratio(v(c.name, l.name, 'redisCpuUsPerJob'), v(c.name, 'floor', 'redisCpuUsPerJob')),
+  ]));
+  return [
+    `### costs: echomq's scripts against the floor (lib/floor.mjs); ${fmt(o.jobs)} jobs per case, median of ${o.runs} run(s)`,
+    '',
+    '`echomq` is its Queue and Worker; `echomq scripts` its add and complete functions called with the floor\'s fixed batches (20 coalesced adds, 100 bulk jobs, ceil(c/2) settled and claimed per call) by the floor\'s driver. Redis timings move with the machine\'s load: `node bench/instructions.mjs` counts the same cases in instructions.',
+    '',
+    markdownTable(['case', 'library', 'jobs/s', 'script calls/job', 'Redis cmds/job', 'Redis µs per script call', 'Redis µs/job in scripts', 'Redis CPU µs/job', 'Redis CPU ÷ floor'], rows),
+  ].join('\n');
 }
 
 function report(ctx, rows) {
