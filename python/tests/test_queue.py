@@ -138,8 +138,9 @@ async def test_queue_events_payloads(conn, qname):
     q = Queue(qname, {"connection": conn})
     a = await q.add("a", {"progress": {"p": 1}, "ret": "done"})
     b = await q.add("b", {"fail": "bad"})
+    bulk = await q.addBulk([{"name": "m", "data": {"ret": i}} for i in range(5)])  # one entry, five jobs
     w = Worker(qname, mirror_processor, {"connection": conn})
-    done = settled_counter(w, 2)
+    done = settled_counter(w, 7)
     await asyncio.wait_for(done, 5)
     await w.close()
     for _ in range(50):
@@ -148,10 +149,10 @@ async def test_queue_events_payloads(conn, qname):
         await asyncio.sleep(0.05)
     await ev.close()
     by = lambda n: [x for k, x in seen if k == n]
-    assert {x["jobId"] for x in by("added")} == {a.id, b.id}
+    assert [x["jobId"] for x in by("added")] == [a.id, b.id] + [j.id for j in bulk]
     assert {x["jobId"] for x in by("waiting")} >= {a.id, b.id}
     assert by("progress") == [{"jobId": a.id, "data": {"p": 1}}]
-    assert [(x["jobId"], x["returnvalue"]) for x in by("completed")] == [(a.id, "done")]
+    assert [(x["jobId"], x["returnvalue"]) for x in by("completed")] == [(a.id, "done")] + [(j.id, i) for i, j in enumerate(bulk)]
     assert [(x["jobId"], x["failedReason"]) for x in by("failed")] == [(b.id, "bad")]
     assert by("retries-exhausted") == [{"jobId": b.id, "attemptsMade": "1"}]
     await q.close()

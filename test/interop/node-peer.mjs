@@ -15,8 +15,13 @@
 //   {op:'cron', cases}                        prints nextCronSlot of each case
 //   {op:'keys', names}                        prints queueKeys(...) of each [queue, prefix]
 //   {op:'scheduler', url, queue, id, repeat, template}  upsertJobScheduler
+//   {op:'cli', url, argv}                     runs the echomq CLI in-process; {code, out, err}
+//   {op:'dashboard', url, path}               starts the dashboard, GETs path; {status, body}
 import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
 import { Queue, Worker, Job, QueueEvents, nextCronSlot, queueKeys } from '../../src/index.js';
+import { runCli } from '../../src/cli/program.js';
+import { startDashboard } from '../../src/dashboard/server.js';
 
 const send = (x) => process.stdout.write(JSON.stringify(x) + '\n');
 const workers = new Map();
@@ -92,6 +97,22 @@ async function run(cmd) {
       const job = await q.upsertJobScheduler(cmd.id, cmd.repeat, cmd.template);
       out({ id: job?.id ?? null });
       await q.close();
+      return;
+    }
+    case 'cli': {
+      let o = '';
+      let e = '';
+      const code = await runCli([...cmd.argv, '--redis', cmd.url], { out: (x) => (o += x), err: (x) => (e += x), env: {}, progress: false });
+      out({ code, out: o, err: e });
+      return;
+    }
+    case 'dashboard': {
+      const client = new Redis(cmd.url);
+      const d = await startDashboard({ client, port: 0 });
+      const res = await fetch(d.url.replace(/\/$/, '') + cmd.path);
+      out({ status: res.status, body: await res.json() });
+      await d.close();
+      await client.quit();
       return;
     }
     default:
