@@ -98,6 +98,7 @@ class Worker(EventEmitter):
         self._runs: Dict[str, _Run] = {}
         self._pending: List[Tuple[_Run, str, Any]] = []
         self._flush_scheduled = False
+        self._settling = 0
         self._settles: Set[asyncio.Task] = set()
         self._slot = asyncio.Event()
         self._resumed = asyncio.Event()
@@ -248,7 +249,12 @@ class Worker(EventEmitter):
             self._release(run)
             return
         self._pending.append((run, rv, result))
-        if not self._flush_scheduled:
+        if len(self._pending) >= len(self._runs) - self._settling:
+            # No other running job could still join this batch: settle now, in this task (at
+            # concurrency 1 that is one call per job with no extra loop turns).
+            batch, self._pending = self._pending[:_SETTLE_MAX], self._pending[_SETTLE_MAX:]
+            await self._settle(batch)
+        elif not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
 
@@ -265,15 +271,18 @@ class Worker(EventEmitter):
 
     async def _settle(self, batch: List[Tuple[_Run, str, Any]]) -> None:
         fetch = self._fetch(len(batch))
+        self._settling += len(batch)
         try:
             reply = await scripts.complete_many(
                 self.runner, [(r.job.id, r.token, rv) for r, rv, _ in batch], fetch, self.opts["lockDuration"],
                 _MAX_EVENT_VALUE, self._keep_c, self._wname)  # type: ignore[arg-type]
         except Exception as err:
+            self._settling -= len(batch)
             for r, _, _ in batch:
                 self._release(r)
             self.emit("error", err)
             return
+        self._settling -= len(batch)
         pending_deps = code("PENDING_DEPENDENCIES")
         for (run, _, result), c in zip(batch, reply.codes):
             if c == pending_deps:
