@@ -13,6 +13,7 @@ from .event_emitter import EventEmitter
 from .job import Job, state_name
 from .keys import DEFAULT_PREFIX, QueueKeys
 from .lanes import Lanes
+from .queue_settings import QueueSettings
 from .options import DEFAULT_MAX_PAYLOAD, normalize_job_options, stored_options
 from .runner import Runner
 
@@ -84,7 +85,7 @@ class QueueBase(EventEmitter):
             await close_client(self.client)
 
 
-class Queue(QueueBase):
+class Queue(QueueSettings, QueueBase):
     def __init__(self, name: str, opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__(name, opts)
         o = self.opts
