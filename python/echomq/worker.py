@@ -394,11 +394,12 @@ class Worker(EventEmitter):
             for _ in range(_RECOVER_CALLS):
                 requeued, failed, hashes = await scripts.recover(self.runner, self.opts["maxStalledCount"], _RECOVER_BATCH)
                 for jid in requeued:
-                    self.emit("stalled", jid, "active")
+                    self.emit("stalled", jid)
                 for jid, h in zip(failed, hashes):
-                    self.emit("stalled", jid, "active")
+                    self.emit("stalled", jid)
                     job = Job.from_hash(self._queue, jid, h)
-                    self.emit("failed", job, Exception(job.failedReason or "job stalled more than allowable limit"))
+                    from .errors import UnrecoverableError
+                    self.emit("failed", job, UnrecoverableError(job.failedReason or "job stalled more than allowable limit"))
                 if len(requeued) + len(failed) < _RECOVER_BATCH:
                     break
             from .schedulers import repair_schedulers
