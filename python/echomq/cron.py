@@ -6,7 +6,7 @@ read in an IANA time zone (UTC by default); strictly after the given time. croni
 the fields on local wall-clock time; the wall-clock time is then placed on the time line with
 cron-parser's DST rules: a time inside a spring-forward gap moves forward by the gap (02:30 in
 a one-hour gap fires at 03:30), a time repeated by a fall-back fires at its first occurrence
-still after the given time. Syntax cron-parser refuses (W) is refused here too (None).
+still after the given time. Syntax cron-parser refuses (W) is refused here too (CronPatternError).
 The shared table test/fixtures/cron-cases.json runs in both test suites."""
 from __future__ import annotations
 
@@ -20,12 +20,17 @@ from croniter import croniter
 _MAX_STEPS = 1000
 
 
-def _to_croniter(pattern: str) -> Optional[str]:
+class CronPatternError(ValueError):
+    """A pattern cron-parser would refuse (Node's nextCronSlot throws for it, too)."""
+
+
+def _to_croniter(pattern: str) -> str:
     fields = pattern.split()
     if len(fields) not in (5, 6):
-        return None
+        raise CronPatternError(f"pattern must have 5 or 6 fields, got {pattern!r}")
     if any("W" in f.upper() for f in fields):
-        return None  # cron-parser 5 has no W (nearest weekday): both runtimes refuse it
+        # cron-parser 5 has no W (nearest weekday): both runtimes refuse it.
+        raise CronPatternError(f"pattern {pattern!r}: W is not supported")
     if len(fields) == 6:
         fields = fields[1:] + fields[:1]
     dow = 4 if len(fields) == 5 else 4
@@ -50,9 +55,14 @@ def _instants(local: datetime, zone: ZoneInfo, every_hour: bool):
 
 
 def next_cron_slot(pattern: str, tz: Optional[str], after_ms: int) -> Optional[int]:
+    """The first slot after after_ms (ms), None when the pattern has none; CronPatternError for
+    a pattern cron-parser refuses (as Node's nextCronSlot throws), so a caller never mistakes
+    a pattern it cannot read (a custom repeatStrategy's) for one that never fires again."""
     expr = _to_croniter(pattern)
-    if expr is None:
-        return None
+    try:
+        croniter(expr)
+    except Exception as err:
+        raise CronPatternError(f"pattern {pattern!r}: {err}") from None
     zone = ZoneInfo(tz) if tz else ZoneInfo("UTC")
     after = datetime.fromtimestamp(after_ms / 1000, timezone.utc)
     local_after = after.astimezone(zone)
@@ -70,6 +80,6 @@ def next_cron_slot(pattern: str, tz: Optional[str], after_ms: int) -> Optional[i
             for instant in _instants(local, zone, every_hour):
                 if instant > after:
                     return int(round(instant.timestamp() * 1000))
-    except Exception:  # croniter refuses the pattern: no slot, as cron-parser's error gives none
+    except Exception:  # croniter found no next time (an impossible date): no slot
         return None
     return None

@@ -38,7 +38,13 @@ async def repair_schedulers(client: Client, run: Runner, keys: QueueKeys) -> int
     now = int(sec) * 1000 + int(usec) // 1000
     due: List[str] = codec.text(await client.zrangebyscore(keys.scheds, "-inf", now, start=0, num=REPAIR_BATCH))
     advanced = 0
+    first_error = None
     for sid in due:
-        if await advance_scheduler(client, run, keys, sid) in (1, 2):
-            advanced += 1
+        try:
+            if await advance_scheduler(client, run, keys, sid) in (1, 2):
+                advanced += 1
+        except Exception as err:  # one unreadable scheduler must not hold up the others
+            first_error = first_error or err
+    if first_error is not None:
+        raise first_error
     return advanced

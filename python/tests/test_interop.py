@@ -190,3 +190,29 @@ async def test_prefix_bull_meets_across_runtimes(node, redis_url, conn, qname):
     seen = await node.call("read", url=redis_url, queue=qname, prefix="bull", id=ids[0])
     assert seen["returnvalue"] == "bull" and q.qualifiedName == f"bull:{qname}"
     await q.close()
+
+
+async def test_custom_repeat_strategy_scheduler_is_left_alone_by_python(node, redis_url, conn, r, qname):
+    """A scheduler made with a custom repeatStrategy (a Node function) reads its pattern with
+    that function: a Python worker runs the job of the slot it finds, cannot compute the next
+    slot, reports it and leaves the scheduler as it is (it never ends the schedule)."""
+    await node.call("scheduler", url=redis_url, queue=qname, id="custom", repeat={"pattern": "every 1500 ms"},
+                    template={"name": "c", "data": {"ret": "custom"}}, strategyMs=1500)
+    k = QueueKeys(qname)
+    before = await r.hgetall(k.scheduler("custom"))
+    w = Worker(qname, mirror_processor, {"connection": conn, "stalledInterval": 300})
+    errors = []
+    w.on("error", errors.append)
+    done = settled_counter(w, 1)
+    [(kind, job, rv)] = await asyncio.wait_for(done, 10)
+    for _ in range(40):
+        if errors:
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.4)  # a sweep's repair step meets it too
+    await w.close()
+    from echomq.cron import CronPatternError
+    assert kind == "completed" and rv == "custom" and job.repeatJobKey == "custom"
+    assert errors and all(isinstance(e, CronPatternError) for e in errors)
+    assert await r.hgetall(k.scheduler("custom")) == before  # not advanced, not removed
+    assert await r.zscore(k.scheds, "custom") is not None

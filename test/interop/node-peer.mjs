@@ -14,7 +14,7 @@
 //   {op:'events', url, queue, prefix?, ms}    QueueEvents from the stream's start for ms
 //   {op:'cron', cases}                        prints nextCronSlot of each case
 //   {op:'keys', names}                        prints queueKeys(...) of each [queue, prefix]
-//   {op:'scheduler', url, queue, id, repeat, template}  upsertJobScheduler
+//   {op:'scheduler', url, queue, id, repeat, template, strategyMs?}  upsertJobScheduler
 //   {op:'cli', url, argv}                     runs the echomq CLI in-process; {code, out, err}
 //   {op:'dashboard', url, path}               starts the dashboard, GETs path; {status, body}
 import { createInterface } from 'node:readline';
@@ -93,7 +93,9 @@ async function run(cmd) {
       out(cmd.names.map(([q, p]) => queueKeys(q, p)));
       return;
     case 'scheduler': {
-      const q = new Queue(cmd.queue, conn());
+      // strategyMs: the queue's settings.repeatStrategy is "previous slot + strategyMs" (a Node function).
+      const settings = cmd.strategyMs ? { settings: { repeatStrategy: (millis) => millis + cmd.strategyMs } } : {};
+      const q = new Queue(cmd.queue, { ...conn(), ...settings });
       const job = await q.upsertJobScheduler(cmd.id, cmd.repeat, cmd.template);
       out({ id: job?.id ?? null });
       await q.close();
