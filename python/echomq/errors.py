@@ -1,0 +1,84 @@
+"""Error classes. Script status codes map to them by name (library.json "codes")."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+class EchoMQError(Exception):
+    """Base of echomq's own errors."""
+
+
+class ValidationError(EchoMQError, ValueError):
+    """Bad input: names the field, the expected form and what it got. Nothing was written."""
+
+    def __init__(self, field: str, expected: str, got: str, lead: Optional[str] = None) -> None:
+        self.field = field
+        self.expected = expected
+        self.got = got
+        own = f"{field} must be {expected}, got {got}"
+        super().__init__(f"{lead}: {own}" if lead else own)
+
+
+class ValidationTypeError(ValidationError, TypeError):
+    """Bad input of the wrong type (a value JSON cannot carry: bytes, set, datetime, NaN...)."""
+
+
+class IncompatibleLayoutError(EchoMQError):
+    """The queue is stored in a layout version this client does not read."""
+
+    def __init__(self, queue: str, got: Any, version: int) -> None:
+        self.queue = queue
+        self.got = got
+        self.version = version
+        super().__init__(
+            f"queue {queue} is stored in layout version {got}; this echomq reads layout version {version}")
+
+
+class UnrecoverableError(Exception):
+    """Raised by a processor: the job fails at once, whatever attempts it has left (BullMQ's)."""
+
+
+class WaitingChildrenError(Exception):
+    """BullMQ's: raised after moveToWaitingChildren; the worker leaves the job alone."""
+
+
+class JobNotFoundError(EchoMQError, LookupError):
+    def __init__(self, job_id: str, op: str) -> None:
+        self.job_id = job_id
+        super().__init__(f"Missing key for job {job_id}. {op}")
+
+
+class StaleJobError(EchoMQError):
+    def __init__(self, job_id: str, op: str) -> None:
+        self.job_id = job_id
+        super().__init__(f"Missing lock for job {job_id}. {op}")
+
+
+class InvalidStateError(EchoMQError):
+    def __init__(self, job_id: str, op: str) -> None:
+        self.job_id = job_id
+        super().__init__(f"Job {job_id} is not in the state {op} expects")
+
+
+class ActiveJobsError(EchoMQError):
+    def __init__(self, op: str) -> None:
+        super().__init__(f"Cannot {op} queue with active jobs")
+
+
+def error_from_code(status: int, op: str, job_id: str = "") -> Exception:
+    """The one place a negative script reply becomes an error (codes looked up by name)."""
+    from .library import library
+
+    codes = library().codes
+    if status == codes["NOT_FOUND"]:
+        return JobNotFoundError(job_id, op)
+    if status == codes["STALE"] or status == codes["LOCK_MISMATCH"]:
+        return StaleJobError(job_id, op)
+    if status == codes["BAD_STATE"]:
+        return InvalidStateError(job_id, op)
+    if status == codes["ACTIVE_JOBS"]:
+        return ActiveJobsError(op)
+    if status == codes["PENDING_DEPENDENCIES"]:
+        return EchoMQError(f"Job {job_id} has pending dependencies. {op}")
+    names = [n for n, c in codes.items() if c == status]
+    return EchoMQError(f"{op} failed for job {job_id}: status {status} ({'/'.join(names) or 'unknown'})")

@@ -1,0 +1,148 @@
+"""Typed wrappers of the transitions the Python client calls: named arguments in, parsed reply
+out, ARGV exactly as the script headers (and src/scripts/index.ts) give them. Integers go as
+decimal strings, flags as '1'/'0', never a float's repr."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .library import code
+from .options import keep_args
+from .runner import Runner
+
+
+@dataclass
+class AddJob:
+    id: str
+    name: str
+    data: str
+    opts: str
+    priority: int
+    lane: str
+    delay: int
+    lifo: bool
+    keep_completed: Tuple[int, int]
+    keep_failed: Tuple[int, int]
+    dedup_id: str = ""
+    dedup_ttl: int = 0
+    dedup_mode: str = ""
+    timestamp: Optional[int] = None
+    group_max_size: Optional[int] = None
+
+    def record(self, lane_per_job: bool) -> List[Any]:
+        return [self.opts, self.priority, "" if lane_per_job else self.lane, self.delay, "1" if self.lifo else "0",
+                *keep_args(self.keep_completed), *keep_args(self.keep_failed), self.dedup_id, self.dedup_ttl,
+                "" if self.timestamp is None else self.timestamp, "", self.dedup_mode,
+                "" if self.group_max_size is None else self.group_max_size]
+
+
+@dataclass
+class AddReply:
+    id: str
+    created: bool
+    group_full: bool = False
+
+
+@dataclass
+class ClaimedJob:
+    id: str
+    fields: Dict[str, str]
+
+
+@dataclass
+class ClaimReply:
+    jobs: List[ClaimedJob]
+    wake_in_ms: int
+    codes: List[int] = field(default_factory=list)
+
+
+def pairs(flat: Sequence[Any]) -> Dict[str, str]:
+    return {flat[i]: flat[i + 1] for i in range(0, len(flat) - 1, 2)}
+
+
+def _claimed(r: Sequence[Any], start: int) -> List[ClaimedJob]:
+    return [ClaimedJob(str(r[i]), pairs(r[i + 1])) for i in range(start, len(r), 2)]
+
+
+async def add(run: Runner, jobs: Sequence[AddJob]) -> List[AddReply]:
+    """One call for up to 100 jobs: each run of equal options is one record (add.lua header)."""
+    lane0 = jobs[0].lane
+    lane_per_job = any(j.lane != lane0 for j in jobs)
+    records: List[Any] = []
+    per_job: List[Any] = []
+    prev: Optional[List[Any]] = None
+    rec = 0
+    for j in jobs:
+        r = j.record(lane_per_job)
+        if r != prev:
+            records.extend(r)
+            rec += 1
+            prev = r
+        per_job.extend([j.id, j.name, j.data, rec] + ([j.lane] if lane_per_job else []))
+    reply = await run.call("add", [len(jobs), rec, 5 if lane_per_job else 4, *records, *per_job])
+    out: List[AddReply] = []
+    full = code("GROUP_FULL")
+    for i in range(0, len(reply), 2):
+        c = int(reply[i + 1])
+        if c == full:
+            out.append(AddReply("", False, True))
+        elif c < 0:
+            from .errors import error_from_code
+            raise error_from_code(c, "addJob", jobs[i // 2].id)
+        else:
+            out.append(AddReply(str(reply[i]), c == 1))
+    return out
+
+
+async def claim(run: Runner, count: int, lease_ms: int, name: str = "") -> ClaimReply:
+    args: List[Any] = [count, lease_ms]
+    if name:
+        args += ["", name]
+    r = await run.call("claim", args)
+    return ClaimReply(_claimed(r, 2), int(r[1]))
+
+
+async def complete_many(run: Runner, jobs: Sequence[Tuple[str, str, str]], fetch: int, lease_ms: int,
+                        max_event_bytes: int, keep: Optional[Tuple[int, int]] = None, name: str = "") -> ClaimReply:
+    """jobs: (id, token, returnvalue JSON). codes[i] per job: 1 completed, or a negative code."""
+    args: List[Any] = [fetch, lease_ms, max_event_bytes, "", 0,
+                       "" if keep is None else keep[0], "" if keep is None else keep[1], name]
+    for jid, tok, rv in jobs:
+        args += [jid, tok, rv]
+    r = await run.call("complete", args)
+    m = int(r[2])
+    codes = [int(x) for x in r[3:3 + m]]
+    return ClaimReply(_claimed(r, 3 + m), int(r[1]), codes)
+
+
+async def fail(run: Runner, job_id: str, token: str, reason: str, stack: str, retry_delay_ms: int, exhausted: bool,
+               fetch: int, lease_ms: int, keep: Optional[Tuple[int, int]] = None, name: str = "") -> "ClaimReply | int":
+    args: List[Any] = [job_id, token, reason, stack, retry_delay_ms, fetch, lease_ms, "1" if exhausted else "0"]
+    if keep is not None or name:
+        args += ["", 0, "" if keep is None else keep[0], "" if keep is None else keep[1], name]
+    r = await run.call("fail", args)
+    if int(r[0]) < 0:
+        return int(r[0])
+    return ClaimReply(_claimed(r, 2), int(r[1]))
+
+
+async def extend_leases(run: Runner, lease_ms: int, jobs: Sequence[Tuple[str, str]]) -> List[str]:
+    args: List[Any] = [lease_ms]
+    for jid, tok in jobs:
+        args += [jid, tok]
+    return [str(x) for x in await run.call("extendLeases", args)]
+
+
+async def recover(run: Runner, max_stalled_count: int, batch: int = 100) -> Tuple[List[str], List[str], List[Dict[str, str]]]:
+    r = await run.call("recover", [max_stalled_count, batch])
+    requeued, failed = list(r[0] or []), list(r[1] or [])
+    hashes = [pairs(h) for h in (r[2] if len(r) > 2 and r[2] else [])]
+    return requeued, failed, hashes
+
+
+async def one(run: Runner, name: str, args: Sequence[Any]) -> int:
+    return int(await run.call(name, list(args)))
+
+
+async def remove(run: Runner, ids: Sequence[str]) -> List[int]:
+    return [int(x) for x in await run.call("remove", ["", "", *ids])]
