@@ -12,6 +12,8 @@ from .event_emitter import EventEmitter
 from .job import Job, state_name
 from .keys import DEFAULT_PREFIX, QueueKeys
 from .lanes import Lanes
+from .queue_maintenance import QueueMaintenance
+from .job_scheduler import QueueSchedulers
 from .options import DEFAULT_MAX_PAYLOAD, normalize_job_options, stored_options
 from .runner import Runner
 
@@ -82,7 +84,7 @@ class QueueBase(EventEmitter):
             await close_client(self.client)
 
 
-class Queue(QueueBase):
+class Queue(QueueMaintenance, QueueSchedulers, QueueBase):
     def __init__(self, name: str, opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__(name, opts)
         o = self.opts
@@ -163,12 +165,6 @@ class Queue(QueueBase):
 
     async def isPaused(self) -> bool:
         return codec.text(await self.client.hget(self.keys.meta, "paused")) == "1"
-
-    async def remove(self, job_id: str, opts: Optional[Mapping[str, Any]] = None) -> int:
-        jid = v.existing_job_id(job_id, "job_id")
-        await self.waitUntilReady()
-        [r] = await scripts.remove(self.runner, [jid])
-        return 1 if r == 1 else 0
 
     # -- reading ------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from . import scripts
 from .abort_controller import AbortController
 from .backoff import backoff_delay, is_unrecoverable, normalize_backoff
 from .connection import blocking_client, check_layout, close_client, open_client
-from .errors import StaleJobError, ValidationError, error_from_code
+from .errors import WaitingChildrenError, StaleJobError, ValidationError, error_from_code
 from .event_emitter import EventEmitter
 from .job import Job
 from .keys import DEFAULT_PREFIX, QueueKeys, client_name
@@ -27,6 +27,8 @@ from .queue import Queue
 from .runner import Runner
 from . import validate as v
 from .worker_options import worker_options
+from .worker_manual import WorkerManual, getCompleted  # noqa: F401 (BullMQ Python's bullmq.worker.getCompleted)
+from .custom_errors.step_errors import DelayedError, RateLimitError, WaitingError
 
 _SETTLE_MAX = 200
 _RECOVER_BATCH = 100
@@ -56,11 +58,8 @@ def _accepts_signal(fn: Callable[..., Any]) -> bool:
     return n >= 3
 
 
-class RateLimitError(Exception):
-    """Thrown by a processor after worker.rateLimit(ms): the job goes back without using an attempt."""
-
-    def __init__(self, message: str = "bullmq:rateLimitExceeded") -> None:
-        super().__init__(message)
+# Raised by a processor after its own move (a step job): the worker leaves the job where it is.
+STEP_ERRORS = (WaitingChildrenError, DelayedError, WaitingError)
 
 
 class _Run:
@@ -73,7 +72,7 @@ class _Run:
         self.task: Optional[asyncio.Task] = None
 
 
-class Worker(EventEmitter):
+class Worker(WorkerManual, EventEmitter):
     def __init__(self, name: str, processor: Optional[Callable[..., Awaitable[Any]]], opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__()
         self.name = v.queue_name(name)
@@ -242,6 +241,9 @@ class Worker(EventEmitter):
             return
         except RateLimitError:
             await self._hand_back(run)
+            return
+        except STEP_ERRORS:
+            self._release(run)  # the processor moved its own job (a step job): leave it there
             return
         except Exception as err:
             await self._failed(run, err)
