@@ -27,6 +27,7 @@ from .queue import Queue
 from .runner import Runner
 from . import validate as v
 from .worker_options import worker_options
+from .worker_flows import WorkerFlows
 from .worker_manual import WorkerManual, getCompleted  # noqa: F401 (BullMQ Python's bullmq.worker.getCompleted)
 from .custom_errors.step_errors import DelayedError, RateLimitError, WaitingError
 
@@ -72,7 +73,7 @@ class _Run:
         self.task: Optional[asyncio.Task] = None
 
 
-class Worker(WorkerManual, EventEmitter):
+class Worker(WorkerManual, WorkerFlows, EventEmitter):
     def __init__(self, name: str, processor: Optional[Callable[..., Awaitable[Any]]], opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__()
         self.name = v.queue_name(name)
@@ -290,6 +291,7 @@ class Worker(WorkerManual, EventEmitter):
             run.job.returnvalue = result
             run.job.attemptsMade += 1
             self.emit("completed", run.job, result)
+        await self._deliver_outbox(r.job for r, _, _ in batch)
         if reply.jobs:
             self._start(reply.jobs)
 
@@ -343,6 +345,7 @@ class Worker(WorkerManual, EventEmitter):
         if delay > 0:
             job.delay = delay
         self.emit("failed", job, err)
+        await self._deliver_outbox([job])
         if reply.jobs:
             self._start(reply.jobs)
 
@@ -398,6 +401,8 @@ class Worker(WorkerManual, EventEmitter):
                     break
             from .schedulers import repair_schedulers
             await repair_schedulers(self.client, self.runner, self.keys)
+            from .outbox import drain_outbox
+            await drain_outbox(self.client, self.keys)
         except Exception as err:
             if not self.closing:
                 self.emit("error", err)

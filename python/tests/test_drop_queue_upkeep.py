@@ -21,8 +21,9 @@ async def test_clean_drain_obliterate(conn, qname, r):
     assert len(removed) == 2 and await q.getWaitingCount() == 2
     with pytest.raises(ValidationError, match="type must be one of"):
         await q.clean(0, 0, "nope")
+    assert await r.keys(q.keys.base + "*") != []
     await q.obliterate()
-    assert await r.keys(f"bull:{{{qname}}}:*") == []
+    assert await r.keys(q.keys.base + "*") == []
     await q.close()
 
 
