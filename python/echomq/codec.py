@@ -48,8 +48,8 @@ def js_number(f: float) -> str:
     """Number.prototype.toString of a finite double."""
     if f == 0:
         return "0"
-    if f.is_integer() and abs(f) < 1e21:
-        return str(int(f))
+    if f.is_integer() and abs(f) < 2 ** 53:
+        return str(int(f))  # exact below 2^53; above, the shortest digits padded, as JavaScript
     r = repr(abs(f))
     mant, _, e = r.partition("e")
     exp = int(e) if e else 0

@@ -1,34 +1,71 @@
 """The next slot of a cron pattern, as Node's cron-parser computes it (nextCronSlot in
-src/lifecycle/schedulers.ts): five fields, or six with seconds first; read in an IANA time
-zone (UTC by default); strictly after the given time. A shared table of cases
-(test/fixtures/cron-cases.json) runs in both test suites."""
+src/lifecycle/schedulers.ts), so a Python worker advances a Node scheduler to the same slot.
+
+Five fields, or six with the seconds first (cron-parser's order; croniter puts them last);
+read in an IANA time zone (UTC by default); strictly after the given time. croniter matches
+the fields on local wall-clock time; the wall-clock time is then placed on the time line with
+cron-parser's DST rules: a time inside a spring-forward gap moves forward by the gap (02:30 in
+a one-hour gap fires at 03:30), a time repeated by a fall-back fires at its first occurrence
+still after the given time. Syntax cron-parser refuses (W) is refused here too (None).
+The shared table test/fixtures/cron-cases.json runs in both test suites."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import re
+from datetime import datetime, timedelta, timezone
 from typing import Optional
 from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
+_MAX_STEPS = 1000
+
+
+def _to_croniter(pattern: str) -> Optional[str]:
+    fields = pattern.split()
+    if len(fields) not in (5, 6):
+        return None
+    if any("W" in f.upper() for f in fields):
+        return None  # cron-parser 5 has no W (nearest weekday): both runtimes refuse it
+    if len(fields) == 6:
+        fields = fields[1:] + fields[:1]
+    dow = 4 if len(fields) == 5 else 4
+    # cron-parser writes "last Friday" as 5L, croniter as L5.
+    fields[dow] = re.sub(r"\b(\d)L\b", r"L\1", fields[dow])
+    return " ".join(fields)
+
+
+def _instants(local: datetime, zone: ZoneInfo, every_hour: bool):
+    """The UTC instants a wall-clock time fires at: a time in a gap shifted by the gap; a time
+    repeated by a fall-back at its first occurrence, and at the second too when the hour field
+    matches every hour (what cron-parser does: '30 * * * *' runs twice in the repeated hour,
+    '30 1 * * *' once)."""
+    a = local.replace(tzinfo=zone, fold=0)
+    b = local.replace(tzinfo=zone, fold=1)
+    ua, ub = a.astimezone(timezone.utc), b.astimezone(timezone.utc)
+    if a.replace(tzinfo=None) != ua.astimezone(zone).replace(tzinfo=None):
+        # A gap: the wall-clock time does not exist; fire as far after it as the gap is long.
+        gap = ua - ub if ua > ub else ub - ua
+        return [min(ua, ub) + gap]
+    return sorted({ua, ub}) if every_hour else [min(ua, ub)]
+
 
 def next_cron_slot(pattern: str, tz: Optional[str], after_ms: int) -> Optional[int]:
-    fields = pattern.split()
-    # cron-parser reads six fields with the seconds first; croniter with the seconds last.
-    if len(fields) == 6:
-        expr = " ".join(fields[1:] + fields[:1])
-    else:
-        expr = " ".join(fields)
-    zone = ZoneInfo(tz) if tz else timezone.utc
-    start = datetime.fromtimestamp(after_ms / 1000, zone)
-    try:
-        it = croniter(expr, start, day_or=_day_or(fields), second_at_beginning=False)
-        nxt = it.get_next(datetime)
-    except Exception:
+    expr = _to_croniter(pattern)
+    if expr is None:
         return None
-    return int(round(nxt.timestamp() * 1000))
-
-
-def _day_or(fields: list) -> bool:
-    # Both runtimes match a day that satisfies day-of-month OR day-of-week when both are set
-    # (Vixie cron's rule, cron-parser's default).
-    return True
+    zone = ZoneInfo(tz) if tz else ZoneInfo("UTC")
+    after = datetime.fromtimestamp(after_ms / 1000, timezone.utc)
+    # Start one hour of wall-clock time early so a repeated hour's second pass is not skipped.
+    start = after.astimezone(zone).replace(tzinfo=None) - timedelta(hours=2)
+    try:
+        it = croniter(expr, start, day_or=True)
+        hours = it.expanded[1]  # minute, hour, ... in croniter's order (seconds last)
+        every_hour = hours == ["*"] or len(set(hours)) == 24
+        for _ in range(_MAX_STEPS):
+            local = it.get_next(datetime)
+            for instant in _instants(local, zone, every_hour):
+                if instant > after:
+                    return int(round(instant.timestamp() * 1000))
+    except Exception:  # croniter refuses the pattern: no slot, as cron-parser's error gives none
+        return None
+    return None

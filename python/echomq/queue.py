@@ -8,6 +8,7 @@ from . import codec
 from . import scripts
 from . import validate as v
 from .connection import check_layout, close_client, open_client
+from .errors import ValidationError
 from .event_emitter import EventEmitter
 from .job import Job, state_name
 from .keys import DEFAULT_PREFIX, QueueKeys
@@ -104,12 +105,19 @@ class Queue(QueueMaintenance, QueueSchedulers, QueueBase):
         if opts is not None:
             v.plain_object(f"{field}opts", opts)
         merged = {**self.jobsOpts, **(opts or {})} if self.jobsOpts else (dict(opts) if opts else None)
-        n = normalize_job_options(merged, f"{field}opts")
+        try:
+            n = normalize_job_options(merged, "opts")
+        except ValidationError as e:
+            if not field:
+                raise
+            # The same refusal under the bulk entry's name (jobs[3].opts.priority), BullMQ's text kept.
+            inner = e.field if e.field.startswith("opts") else f"opts.{e.field}"
+            lead = str(e)[: -len(f"{e.field} must be {e.expected}, got {e.got}")].rstrip(": ") or None
+            raise type(e)(f"{field}{inner}", e.expected, e.got, lead) from None
         json_data = codec.dumps(data, f"{field}data", self.maxPayloadBytes)
         if n.get("sizeLimit"):
             size = len(json_data.encode("utf-8"))
             if size > n["sizeLimit"]:
-                from .errors import ValidationError
                 raise ValidationError(f"{field}data", f"at most {n['sizeLimit']} bytes of JSON (sizeLimit)", f"{size} bytes",
                                       f"The size of job {name} exceeds the limit {n['sizeLimit']} bytes")
         d = n.get("deduplication") or {}

@@ -76,6 +76,10 @@ class QueueEvents(EventEmitter):
         given, self._owned = open_client(o.get("connection"))
         # A blocking read needs a connection without redis-py's socket timeout (DESIGN §12).
         self.client = blocking_client(o.get("connection"), given)
+        if self.client is not given:
+            # Raw XREAD entries: redis-py's parser makes a dict of each entry, which keeps one
+            # jobId of an entry that holds several jobs (lib/common.lua emitJob).
+            self.client.response_callbacks.pop("XREAD", None)
         self._given = given
         self.running = False
         self.closing = False
@@ -103,7 +107,8 @@ class QueueEvents(EventEmitter):
             failures = 0
             while not self.closing:
                 try:
-                    reply = await self.client.xread({self.keys.events: last}, count=_READ_COUNT, block=self.blockingTimeout)
+                    reply = await self.client.execute_command(
+                        "XREAD", "COUNT", _READ_COUNT, "BLOCK", self.blockingTimeout, "STREAMS", self.keys.events, last)
                     failures = 0
                 except asyncio.CancelledError:
                     raise
@@ -114,6 +119,8 @@ class QueueEvents(EventEmitter):
                     failures += 1
                     await asyncio.sleep(min(5.0, 0.05 * 2 ** min(failures, 7)))
                     continue
+                if isinstance(reply, dict):  # a shared cluster client parsed it: its entries only
+                    reply = list(reply.items())
                 for _, entries in reply or []:
                     for entry_id, fields in entries:
                         last = codec.text(entry_id)

@@ -157,6 +157,8 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
             free = conc - len(self._runs)
             if free <= 0:
                 self._slot.clear()
+                if self.closing:
+                    break
                 await self._slot.wait()
                 continue
             try:
@@ -173,33 +175,29 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
             await self._block(reply.wake_in_ms)
 
     async def _block(self, wake_in_ms: int) -> None:
-        """BLPOP on the wake list until work is signalled, the next delayed job is due, or drainDelay."""
+        """Waits on the wake list (BLPOP) until work is signalled, the next delayed job is due,
+        drainDelay passes, or a local slot frees (a settle that claimed less than it freed)."""
         seconds = float(self.opts["drainDelay"])
         if wake_in_ms >= 0:
             seconds = min(seconds, max(0.001, wake_in_ms / 1000))
         self._slot.clear()
-        self._block_task = asyncio.ensure_future(self.bclient.blpop([self.keys.wake], timeout=seconds))
+        if self.closing or self.paused:  # close()/pause() set the slot before this clear: do not block
+            return
+        # A BLPOP still in flight from an earlier wait is awaited again, never stacked behind:
+        # a second one would queue on the same connection while the first took the next token.
+        if self._block_task is None or self._block_task.done():
+            self._block_task = asyncio.ensure_future(self.bclient.blpop([self.keys.wake], timeout=seconds))
+        blpop = self._block_task
         slot = asyncio.ensure_future(self._slot.wait())
         try:
-            done, _ = await asyncio.wait({self._block_task, slot}, return_when=asyncio.FIRST_COMPLETED)
-            if self._block_task in done and self._block_task.exception() is not None and not self.closing:
-                self.emit("error", self._block_task.exception())
-                await asyncio.sleep(0.1)
-        except asyncio.CancelledError:
-            raise
+            await asyncio.wait({blpop, slot}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         finally:
             slot.cancel()
-            # A slot freed while blocked: the BLPOP stays in flight and is awaited before the next
-            # one, never stacked behind it on the same connection (a lost wake-up otherwise).
-            if self._block_task is not None and not self._block_task.done():
-                if self.closing:
-                    self._block_task.cancel()
-                else:
-                    try:
-                        await self._block_task
-                    except Exception:
-                        pass
+        if blpop.done():
             self._block_task = None
+            if not blpop.cancelled() and blpop.exception() is not None and not self.closing:
+                self.emit("error", blpop.exception())
+                await asyncio.sleep(0.1)
 
     def _start(self, claimed: List[scripts.ClaimedJob]) -> None:
         for c in claimed:
@@ -476,7 +474,7 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
             for r in list(self._runs.values()):
                 if r.task is not None:
                     r.task.cancel()
-        if self._block_task is not None:
+        if self._block_task is not None and not self._block_task.done():
             self._block_task.cancel()
         if not first:
             while not self.closed:

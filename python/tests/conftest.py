@@ -69,3 +69,11 @@ async def r(redis_url):
 @pytest.fixture
 def qname():
     return f"py-{uuid.uuid4().hex[:10]}"
+
+
+@pytest_asyncio.fixture(scope="session")
+async def node():
+    from node_peer import NodePeer
+    peer = await NodePeer.start()
+    yield peer
+    await peer.stop()
