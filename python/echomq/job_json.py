@@ -21,6 +21,8 @@ def _s(x: Any) -> Any:
 def _json(x: Any, default: Any) -> Any:
     if x is None:
         return default
+    if not isinstance(x, (str, bytes)):
+        return x  # already decoded (a job's asJSON() carries opts as a dict)
     try:
         return codec.loads(_s(x))
     except ValueError:

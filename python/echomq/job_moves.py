@@ -67,7 +67,10 @@ class JobMoves:
     def _fence(self) -> str:
         return str(getattr(self, "_att", "") or "")
 
-    async def _after_move(self, next_reply: Any, token: str, fetch: bool) -> Optional[List[Any]]:
+    async def _after_move(self, next_reply: Any, token: str, fetch: bool, finished: bool = False) -> Optional[List[Any]]:
+        """The next job as BullMQ Python's [jobData, jobId, limitUntil, delayUntil]. A finished
+        job's move answers [None, None, None, None] when no job was fetched (BullMQ Python's
+        moveToFinished reply); a retry answers None."""
         w = self._worker()
         if w is not None:
             w._manual_release(str(self.id))
@@ -76,10 +79,8 @@ class JobMoves:
                 await drain_all(self.queue.client, self.queue.keys)
             except Exception:
                 pass  # left in the outbox for the workers' sweep
-        if not fetch or next_reply is None:
-            return None
-        if not next_reply.jobs:
-            return None
+        if not fetch or next_reply is None or not next_reply.jobs:
+            return [None, None, None, None] if finished else None
         cj = next_reply.jobs[0]
         from .job import Job
         nxt = w._manual_adopt(cj, token) if w is not None else Job.from_hash(self.queue, cj.id, cj.fields)
@@ -104,7 +105,7 @@ class JobMoves:
         self.attemptsMade += 1
         self.finishedOn = int(time.time() * 1000)
         reply = scripts.ClaimReply(scripts._claimed(r, 3 + m), int(r[1]))
-        return await self._after_move(reply, owner, fetch)
+        return await self._after_move(reply, owner, fetch, True)
 
     async def moveToFailed(self, err: BaseException, token: str, fetchNext: bool = False) -> Optional[List[Any]]:
         """Fails the attempt held under `token`: retried (now or after its backoff) while attempts
@@ -141,7 +142,7 @@ class JobMoves:
         elif delay > 0:
             self.delay = delay
         reply = scripts.ClaimReply(scripts._claimed(r, 2), int(r[1]))
-        return await self._after_move(reply, owner, do_fetch)
+        return await self._after_move(reply, owner, do_fetch, delay < 0)
 
     def updateStacktrace(self, err: Optional[BaseException] = None) -> None:
         """Appends the current exception's trace (or err's) to job.stacktrace, kept to the job's

@@ -196,10 +196,9 @@ class JobScheduler:
 
     async def getScheduler(self, job_scheduler_id: str) -> Optional[Dict[str, Any]]:
         sid = v.non_empty_string("job_scheduler_id", job_scheduler_id)
-        h = codec.text(await self.queue.client.hgetall(self.queue.keys.scheduler(sid)))
-        if not h or "next" not in h:
-            return None
-        return scheduler_json(sid, {codec.text(k): codec.text(x) for k, x in h.items()})
+        raw = await self.queue.client.hgetall(self.queue.keys.scheduler(sid))
+        h = {codec.text(k): codec.text(x) for k, x in (raw or {}).items()}
+        return scheduler_json(sid, h) if "next" in h else None
 
     async def getJobSchedulers(self, start: int = 0, end: int = -1, asc: bool = False) -> List[Dict[str, Any]]:
         s = v.non_negative_int("start", start)
