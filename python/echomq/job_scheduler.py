@@ -13,6 +13,7 @@ from . import codec
 from . import validate as v
 from .connection import redis_now_ms
 from .cron import next_cron_slot
+from .bullmq_scheduler import _transform_scheduler_data, bullmq_scheduler_record  # noqa: F401
 from .options import keep_args, normalize_job_options, stored_options
 
 _REPEAT_KEYS = ("every", "pattern", "tz", "startDate", "endDate", "limit", "offset", "immediately", "count", "key",
@@ -38,6 +39,16 @@ def _to_millis(field: str, value: Any) -> Optional[int]:
     v.fail(field, "a datetime, ms since the epoch or an ISO 8601 string", value)
 
 
+def check_cron(pattern: str) -> None:
+    """Raises croniter's CroniterBadCronError for a pattern it cannot read (BullMQ Python's error)."""
+    from croniter import croniter, CroniterBadCronError
+    fields = pattern.split()
+    expr = " ".join(fields[1:] + fields[:1]) if len(fields) == 6 else pattern
+    if not croniter.is_valid(expr):
+        raise CroniterBadCronError(f"Exactly 5, 6 or 7 columns has to be specified for iterator expression: {pattern!r}"
+                                   if len(fields) not in (5, 6, 7) else f"Invalid cron expression: {pattern!r}")
+
+
 def default_repeat_strategy(millis: int, opts: Dict[str, Any]) -> Optional[int]:
     """BullMQ Python's: the next time of opts['pattern'] after `millis` (or startDate when later),
     in opts['tz'] (UTC by default); now with immediately; None without a pattern."""
@@ -46,6 +57,7 @@ def default_repeat_strategy(millis: int, opts: Dict[str, Any]) -> Optional[int]:
         return None
     if opts.get("immediately"):
         return int(time.time() * 1000)
+    check_cron(pattern)
     base = max(millis, _to_millis("startDate", opts.get("startDate")) or 0)
     if opts.get("tz"):
         ZoneInfo(opts["tz"])  # an unknown zone raises ZoneInfoNotFoundError, as BullMQ Python's
@@ -124,11 +136,7 @@ class JobScheduler:
         else:
             r["pattern"] = v.non_empty_string("repeat_opts.pattern", o["pattern"], 256)
             if self.repeat_strategy is None:
-                from croniter import croniter, CroniterBadCronError
-                fields = r["pattern"].split()
-                expr = " ".join(fields[1:] + fields[:1]) if len(fields) == 6 else r["pattern"]
-                if not croniter.is_valid(expr):
-                    raise CroniterBadCronError(f"Exactly 5, 6 or 7 columns has to be specified for iterator expression: {r['pattern']!r}")
+                check_cron(r["pattern"])
             r["immediately"] = bool(o.get("immediately"))
         for f in ("startDate", "endDate"):
             if o.get(f) is not None:

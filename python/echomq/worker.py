@@ -357,10 +357,20 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
 
     # -- upkeep -------------------------------------------------------------------------
 
+    async def _idle(self, seconds: float) -> bool:
+        """Sleeps up to `seconds`; True when close() ended it. The timers stop between their
+        commands, never cancelled in the middle of one (a command cancelled mid-flight leaves its
+        connection busy, and close would wait on it)."""
+        ev = self.__dict__.setdefault("_stopping", asyncio.Event())
+        try:
+            await asyncio.wait_for(ev.wait(), seconds)
+            return True
+        except asyncio.TimeoutError:
+            return self.closing
+
     async def _renew_loop(self) -> None:
         every = self.opts["lockRenewTime"] / 1000
-        while not self.closed:
-            await asyncio.sleep(every)
+        while not await self._idle(every):
             await self.extendLocks()
 
     async def extendLocks(self) -> None:
@@ -380,9 +390,10 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
                 r.controller.abort("lock lost")
 
     async def _stall_loop(self) -> None:
-        while not self.closed:
+        while not self.closing:
             await self.runStalledJobsCheck()
-            await asyncio.sleep(self.opts["stalledInterval"] / 1000)
+            if await self._idle(self.opts["stalledInterval"] / 1000):
+                return
 
     async def runStalledJobsCheck(self) -> None:
         """The stall sweep: at most 10 bounded recover calls; emits stalled (and failed)."""
@@ -486,8 +497,9 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
                 await asyncio.wait_for(asyncio.shield(self._main), 5)
             except BaseException:
                 pass
-        for t in self._timers:
-            t.cancel()
+        self.__dict__.setdefault("_stopping", asyncio.Event()).set()
+        # The timers finish the command they are in and stop (see _idle) before the client closes.
+        await asyncio.gather(*self._timers, return_exceptions=True)
         self.closed = True
         if self.bclient is not self.client:
             await close_client(self.bclient)

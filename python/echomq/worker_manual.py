@@ -43,8 +43,7 @@ class WorkerManual:
 
     async def _manual_renew_loop(self) -> None:
         every = self.opts["lockRenewTime"] / 1000
-        while not self.closed and not self.closing:
-            await asyncio.sleep(every)
+        while not await self._idle(every):
             held = list(self._held_jobs().values())
             if not held:
                 continue

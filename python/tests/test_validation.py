@@ -127,13 +127,13 @@ async def test_messages_begin_with_bullmq_text(conn, qname, opts, text):
 
 
 @pytest.mark.parametrize("make,field,got", [
-    (lambda: Queue(""), "queue name", '""'),
+    (lambda: Queue(None), "queue name", "None"),
     (lambda: Queue(5), "queue name", "5"),
     (lambda: Queue("q", {"prefix": ""}), "prefix", '""'),
     (lambda: Queue("q", {"defaultJobOptions": {"priority": -2}}), "priority", "-2"),
     (lambda: Queue("q", {"maxPayloadBytes": 0}), "maxPayloadBytes", "0"),
     (lambda: Queue("q", {"conection": {}}), "opts.conection", '"conection"'),
-    (lambda: Worker("", None, {"autorun": False}), "queue name", '""'),
+    (lambda: Worker(None, None, {"autorun": False}), "queue name", "None"),
     (lambda: Worker("q", 42), "processor", "42"),
     (lambda: Worker("q", None, {"concurrency": 2.5}), "concurrency", "2.5"),
     (lambda: Worker("q", None, {"lockDuration": 0}), "lockDuration", "0"),
