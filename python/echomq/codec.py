@@ -95,7 +95,8 @@ def dumps(value: Any, field: str = "data", max_bytes: Optional[int] = None) -> s
             out.append(str(int(v)))
         elif isinstance(v, float):
             if not math.isfinite(v):
-                raise ValidationTypeError(_where(field, path), "a finite number (JSON has no NaN or Infinity)", describe(v))
+                raise ValidationTypeError(_where(field, path), "a finite number (JSON has no NaN or Infinity)", describe(v),
+                                          "Out of range float values are not JSON compliant")
             out.append(js_number(v))
         elif isinstance(v, str):
             out.append(js_string(v))

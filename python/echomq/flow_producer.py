@@ -28,22 +28,36 @@ _OPTS = ("connection", "prefix", "maxPayloadBytes", "skipVersionCheck", "skipWai
          "blockingConnection")
 
 
+def _missing_parent(x: Dict[str, Any]) -> Exception:
+    from .errors import JobNotFoundError
+    e = JobNotFoundError(x["id"], "addJob")
+    e.args = (f"Missing key for parent job {x['logical']}. addJob: job {codec.dumps(x['id'])} does not exist "
+              f"in queue {codec.dumps(x['queue'])}",)
+    return e
+
+
 class _Node:
     __slots__ = ("id", "name", "data", "opts", "n", "queue", "keys", "key", "parent", "children", "policy",
-                 "root_dedup", "dedup", "_user")
+                 "root_dedup", "dedup", "_user", "external")
 
     def __init__(self) -> None:
         self.children: List["_Node"] = []
         self.parent: Optional["_Node"] = None
         self.root_dedup: Optional[Tuple[str, int]] = None
         self.dedup = False
+        self.external: Optional[Dict[str, Any]] = None  # a root's existing parent (opts.parent)
 
     def args(self) -> List[Any]:
-        n, p = self.n, self.parent
+        n, p, x = self.n, self.parent, self.external
+        if p is not None:
+            pid, pkey, pq, ppx = p.id, p.key, p.keys.queue, p.keys.prefix
+        elif x is not None:
+            pid, pkey, pq, ppx = x["id"], x["key"], x["queue"], x["prefix"]
+        else:
+            pid = pkey = pq = ppx = ""
         return [self.id, self.name, self.data, self.opts, n["priority"], n["lane"], n["delay"], "1" if n["lifo"] else "0",
-                *keep_args(n["keepCompleted"]), *keep_args(n["keepFailed"]),
-                p.id if p else "", p.key if p else "", p.keys.queue if p else "", p.keys.prefix if p else "",
-                self.policy, "" if n.get("timestamp") is None else n["timestamp"], "0",
+                *keep_args(n["keepCompleted"]), *keep_args(n["keepFailed"]), pid, pkey, pq, ppx,
+                self.policy, "" if n.get("timestamp") is None else n["timestamp"], "1" if x and x["same"] else "0",
                 len(self.children), *[c.key for c in self.children]]
 
 
@@ -107,10 +121,9 @@ class FlowProducer(EventEmitter):
         prefix = self.prefix if o.get("prefix") is None else v.prefix(o["prefix"])
         given = {k: x for k, x in v.plain_object(f"{field}.opts", o.get("opts") or {}).items() if x is not None}
         user = {**defaults.get(qname, {}), **given}
-        if user.get("parent") is not None:
-            v.fail(f"{field}.opts.parent", "absent (a flow's root under an existing parent is not offered yet)",
-                   user["parent"])
-        user.pop("parent", None)
+        parent_ref = user.pop("parent", None)
+        if parent_ref is not None and parent is not None:
+            v.fail(f"{field}.opts.parent", "absent below the root (the tree sets it)", parent_ref)
         children = o.get("children")
         has_children = isinstance(children, (list, tuple)) and len(children) > 0
         if parent is not None and user.get("deduplication") is not None:
@@ -127,6 +140,8 @@ class FlowProducer(EventEmitter):
         p.opts = stored_options(user, p.n)
         p.policy = next((letter for k, letter in _POLICY if user.get(k)), "")
         p.parent = parent
+        if parent_ref is not None:
+            p.external = self._external(parent_ref, p.keys, f"{field}.opts.parent")
         d = p.n.get("deduplication")
         if d and parent is None:
             if has_children:
@@ -142,6 +157,44 @@ class FlowProducer(EventEmitter):
             for i, c in enumerate(children):
                 p.children.append(self._prepare(c, f"{field}.children[{i}]", p, depth + 1, seen, defaults))
         return p
+
+    def _external(self, ref: Any, own: QueueKeys, field: str) -> Dict[str, Any]:
+        """An existing parent named by {id, queue: '<prefix>:<queue>'} (BullMQ's parent option)."""
+        r = v.plain_object(field, ref)
+        pid = v.existing_job_id(r.get("id"), f"{field}.id")
+        q = v.non_empty_string(f"{field}.queue", r.get("queue"))
+        if q.startswith(own.prefix + ":") and len(q) > len(own.prefix) + 1:
+            prefix, queue = own.prefix, q[len(own.prefix) + 1:]
+        else:
+            i = q.rfind(":")
+            if i <= 0 or i == len(q) - 1:
+                v.fail(f"{field}.queue", "a queue's qualified name '<prefix>:<queue name>'", q)
+            prefix, queue = q[:i], q[i + 1:]
+        keys = QueueKeys(queue, prefix)
+        return {"id": pid, "queue": queue, "prefix": prefix, "keys": keys, "key": keys.job(pid),
+                "same": keys.base == own.base, "logical": f"{q}:{pid}"}
+
+    async def _register_external(self, roots: List[_Node], strict: bool) -> List[_Node]:
+        """Counts each root with an existing parent in another queue as that parent's child
+        before the root is written; a missing parent raises (add) or drops that root (addBulk)."""
+        kept = []
+        for r in roots:
+            x = r.external
+            if x is None or x["same"]:
+                if x is not None and not await self.client.exists(x["key"]):
+                    if strict:
+                        raise _missing_parent(x)
+                    continue
+                kept.append(r)
+                continue
+            from .runner import Runner
+            res = int(await Runner(self.client, x["keys"]).call("addDependency", [x["id"], r.key]))
+            if res < 0:
+                if strict:
+                    raise _missing_parent(x)
+                continue
+            kept.append(r)
+        return kept
 
     # -- writing ------------------------------------------------------------------------
 
@@ -203,6 +256,9 @@ class FlowProducer(EventEmitter):
             h["ts"] = str(n["timestamp"])
         if p.parent is not None:
             h.update({"pid": p.parent.id, "pk": p.parent.key, "pq": p.parent.keys.queue, "ppx": p.parent.keys.prefix})
+        elif p.external is not None:
+            x = p.external
+            h.update({"pid": x["id"], "pk": x["key"], "pq": x["queue"], "ppx": x["prefix"]})
         for (c, a), (kc, ka) in ((n["keepCompleted"], ("kc", "ka")), (n["keepFailed"], ("kfc", "kfa"))):
             if c != DEFAULT_KEEP_COUNT:
                 h[kc] = str(c)
@@ -231,14 +287,18 @@ class FlowProducer(EventEmitter):
         defaults = self._defaults(opts)
         seen: Set[str] = set()
         roots = [self._prepare(f, field or f"flows[{i}]", None, 1, seen, defaults) for i, f in enumerate(flows)]
+        # BullMQ Python: add raises for a missing parent; addBulk leaves that tree out and goes on.
+        writable = await self._register_external(roots, strict=field is not None)
         for q in {id(r.queue): r.queue for root in roots for r in self._tree(root)}.values():
             await q.waitUntilReady()
-        order = [n for r in roots if not r.dedup and not r.root_dedup for n in self._tree(r)]
+        order = [n for r in writable if not r.dedup and not r.root_dedup for n in self._tree(r)]
         if order:
             await self._write(order)
         out = []
         for r in roots:
-            if r.dedup:
+            if r not in writable:
+                out.append(self._to_node(r))  # BullMQ Python's addBulk returns the tree it could not add too
+            elif r.dedup:
                 out.append(await self._add_deduplicated(r))
             elif r.root_dedup:
                 holder = await self._write(self._tree(r), r.root_dedup)

@@ -57,6 +57,11 @@ def _token(value: Any) -> str:
 class JobMoves:
     """Job methods for lock holders and parents."""
 
+    @property
+    def attempts(self) -> int:
+        """BullMQ Python's job.attempts: the attempts option (1 when not given)."""
+        return self.opts.get("attempts", 1)
+
     def _worker(self) -> Any:
         return getattr(self, "_held_by", None)
 

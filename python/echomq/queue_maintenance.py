@@ -114,6 +114,11 @@ class QueueMaintenance:
 
     # -- counts -------------------------------------------------------------------------
 
+    def sanitizeJobTypes(self, types: Any) -> List[str]:
+        """BullMQ Python's: the job types given (each once, validated), or its default seven."""
+        from .queue import job_types
+        return job_types(list(types or []))
+
     async def getCountsPerPriority(self, priorities: Any) -> Dict[str, int]:
         if not isinstance(priorities, (list, tuple, set)):
             v.fail("priorities", "a list of priorities", priorities, as_type=True)

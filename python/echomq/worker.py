@@ -388,6 +388,9 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
             r = self._runs.get(jid)
             if r is not None and r.controller is not None:
                 r.controller.abort("lock lost")
+        renewed = [str(r.job.id) for r in runs if str(r.job.id) not in lost]
+        if renewed:
+            self.emit("locksRenewed", {"count": len(renewed), "jobIds": renewed})  # BullMQ Python's event
 
     async def _stall_loop(self) -> None:
         while not self.closing:

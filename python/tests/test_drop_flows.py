@@ -147,3 +147,25 @@ async def test_from_json_reads_bullmq_field_names(conn, qname):
     assert (job.returnvalue, job.stacktrace, job.failedReason, job.repeatJobKey) == ("ok", ["x"], "bad", "sched")
     assert job.timestamp == 1700000000000 and job.finishedOn == 1700000000500
     await q.close()
+
+
+async def test_root_under_an_existing_parent(conn, qname):
+    q = Queue(qname, {"connection": conn})
+    fp = FlowProducer({"connection": conn})
+    other = qname + "-o"
+    holder = await fp.add({"name": "holder", "queueName": qname, "children": [{"name": "c0", "queueName": qname}]})
+    pid = holder["job"].id
+    sub = await fp.add({"name": "sub", "queueName": other, "opts": {"parent": {"id": pid, "queue": f"emq:{qname}"}}})
+    deps = await (await q.getJob(pid)).getDependenciesCount()
+    assert deps["unprocessed"] == 2 and sub["job"].parentKey == f"emq:{qname}:{pid}"
+    with pytest.raises(Exception, match="^Missing key for parent job emq:nowhere:nope. addJob"):
+        await fp.add({"name": "orphan", "queueName": other, "opts": {"parent": {"id": "nope", "queue": "emq:nowhere"}}})
+    trees = await fp.addBulk([{"name": "ok", "queueName": other},
+                              {"name": "orphan", "queueName": other, "opts": {"parent": {"id": "nope", "queue": "emq:nowhere"}}}])
+    assert [t["job"].name for t in trees] == ["ok", "orphan"]
+    oq = Queue(other, {"connection": conn})
+    assert await oq.getJobState(trees[0]["job"].id) == "waiting"
+    assert await oq.getJob(trees[1]["job"].id) is None
+    await oq.close()
+    await fp.close()
+    await q.close()
