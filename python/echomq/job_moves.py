@@ -62,6 +62,23 @@ class JobMoves:
         """BullMQ Python's job.attempts: the attempts option (1 when not given)."""
         return self.opts.get("attempts", 1)
 
+    async def isInZSet(self, set: str) -> bool:
+        """BullMQ Python's: whether the job is in the state that BullMQ keeps in sorted set `set`
+        (completed, failed, delayed, waiting-children, prioritized)."""
+        return await self.getState() == v.string("set", set)
+
+    async def isInList(self, list_name: str) -> bool:
+        """BullMQ Python's: whether the job is in the state BullMQ keeps in list `list_name`
+        (active; wait for waiting; paused for waiting in a paused queue)."""
+        name = v.string("list_name", list_name)
+        st = await self.getState()
+        if name == "active":
+            return st == "active"
+        if name in ("wait", "paused"):
+            paused = await self.queue.isPaused()
+            return st == "waiting" and paused == (name == "paused")  # prioritized jobs are not in BullMQ's lists
+        return False
+
     def _worker(self) -> Any:
         return getattr(self, "_held_by", None)
 
