@@ -17,6 +17,7 @@ from .job import Job
 from .keys import DEFAULT_PREFIX, QueueKeys
 from .options import DEFAULT_KEEP_COUNT, DEFAULT_MAX_PAYLOAD, keep_args, normalize_job_options, stored_options
 from .outbox import drain_outbox
+from .parent_ref import missing_parent, resolve_parent
 from .queue import Queue
 
 MAX_FLOW_JOBS = 10_000
@@ -26,14 +27,6 @@ _POLICY = (("failParentOnFailure", "f"), ("ignoreDependencyOnFailure", "i"), ("c
            ("removeDependencyOnFailure", "d"))
 _OPTS = ("connection", "prefix", "maxPayloadBytes", "skipVersionCheck", "skipWaitingForReady", "telemetry",
          "blockingConnection")
-
-
-def _missing_parent(x: Dict[str, Any]) -> Exception:
-    from .errors import JobNotFoundError
-    e = JobNotFoundError(x["id"], "addJob")
-    e.args = (f"Missing key for parent job {x['logical']}. addJob: job {codec.dumps(x['id'])} does not exist "
-              f"in queue {codec.dumps(x['queue'])}",)
-    return e
 
 
 class _Node:
@@ -159,20 +152,7 @@ class FlowProducer(EventEmitter):
         return p
 
     def _external(self, ref: Any, own: QueueKeys, field: str) -> Dict[str, Any]:
-        """An existing parent named by {id, queue: '<prefix>:<queue>'} (BullMQ's parent option)."""
-        r = v.plain_object(field, ref)
-        pid = v.existing_job_id(r.get("id"), f"{field}.id")
-        q = v.non_empty_string(f"{field}.queue", r.get("queue"))
-        if q.startswith(own.prefix + ":") and len(q) > len(own.prefix) + 1:
-            prefix, queue = own.prefix, q[len(own.prefix) + 1:]
-        else:
-            i = q.rfind(":")
-            if i <= 0 or i == len(q) - 1:
-                v.fail(f"{field}.queue", "a queue's qualified name '<prefix>:<queue name>'", q)
-            prefix, queue = q[:i], q[i + 1:]
-        keys = QueueKeys(queue, prefix)
-        return {"id": pid, "queue": queue, "prefix": prefix, "keys": keys, "key": keys.job(pid),
-                "same": keys.base == own.base, "logical": f"{q}:{pid}"}
+        return resolve_parent(ref, own, field)
 
     async def _register_external(self, roots: List[_Node], strict: bool) -> List[_Node]:
         """Counts each root with an existing parent in another queue as that parent's child
@@ -183,7 +163,7 @@ class FlowProducer(EventEmitter):
             if x is None or x["same"]:
                 if x is not None and not await self.client.exists(x["key"]):
                     if strict:
-                        raise _missing_parent(x)
+                        raise missing_parent(x)
                     continue
                 kept.append(r)
                 continue
@@ -191,7 +171,7 @@ class FlowProducer(EventEmitter):
             res = int(await Runner(self.client, x["keys"]).call("addDependency", [x["id"], r.key]))
             if res < 0:
                 if strict:
-                    raise _missing_parent(x)
+                    raise missing_parent(x)
                 continue
             kept.append(r)
         return kept

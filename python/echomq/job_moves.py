@@ -58,6 +58,11 @@ class JobMoves:
     """Job methods for lock holders and parents."""
 
     @property
+    def queueQualifiedName(self) -> str:
+        """BullMQ Python's: `<prefix>:<queue>` of the job's queue (a child's parent.queue)."""
+        return self.queue.qualifiedName
+
+    @property
     def attempts(self) -> int:
         """BullMQ Python's job.attempts: the attempts option (1 when not given)."""
         return self.opts.get("attempts", 1)

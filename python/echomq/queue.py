@@ -15,6 +15,7 @@ from .keys import DEFAULT_PREFIX, QueueKeys
 from .lanes import Lanes
 from .queue_maintenance import QueueMaintenance
 from .job_scheduler import QueueSchedulers
+from .queue_parent import QueueParent
 from .options import DEFAULT_MAX_PAYLOAD, normalize_job_options, stored_options
 from .runner import Runner
 
@@ -85,7 +86,7 @@ class QueueBase(EventEmitter):
             await close_client(self.client)
 
 
-class Queue(QueueMaintenance, QueueSchedulers, QueueBase):
+class Queue(QueueMaintenance, QueueSchedulers, QueueParent, QueueBase):
     def __init__(self, name: str, opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__(name, opts)
         o = self.opts
@@ -137,10 +138,12 @@ class Queue(QueueMaintenance, QueueSchedulers, QueueBase):
         return job
 
     async def add(self, name: str, data: Any, opts: Optional[Mapping[str, Any]] = None) -> Job:
+        if isinstance(opts, Mapping) and opts.get("parent") is not None:
+            return await self._add_child(name, data, opts)  # queue_parent.py
         a = self._prepare(name, data, opts)
         await self.waitUntilReady()
         [r] = await scripts.add(self.runner, [a])
-        job = self._job_of(a, r, data, opts)
+        job = self._job_of(a, r, data, {**self.jobsOpts, **(opts or {})})  # job.opts with the defaults, as BullMQ Python
         self.emit("waiting", job)
         return job
 

@@ -404,9 +404,9 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
             for _ in range(_RECOVER_CALLS):
                 requeued, failed, hashes = await scripts.recover(self.runner, self.opts["maxStalledCount"], _RECOVER_BATCH)
                 for jid in requeued:
-                    self.emit("stalled", jid, "active")
+                    self.emit("stalled", jid)  # BullMQ Python emits the job id only
                 for jid, h in zip(failed, hashes):
-                    self.emit("stalled", jid, "active")
+                    self.emit("stalled", jid)  # BullMQ Python emits the job id only
                     job = Job.from_hash(self._queue, jid, h)
                     self.emit("failed", job, Exception(job.failedReason or "job stalled more than allowable limit"))
                 if len(requeued) + len(failed) < _RECOVER_BATCH:

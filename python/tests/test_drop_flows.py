@@ -169,3 +169,42 @@ async def test_root_under_an_existing_parent(conn, qname):
     await oq.close()
     await fp.close()
     await q.close()
+
+
+async def test_children_added_at_runtime_with_parent_option(conn, qname):
+    pq = Queue(qname + "-p", {"connection": conn})
+    cq = Queue(qname, {"connection": conn})
+    runs = []
+
+    async def parent(job, token):
+        runs.append(job.data["step"])
+        if job.data["step"] == 1:
+            await cq.add("child", {}, {"parent": {"id": job.id, "queue": job.queueQualifiedName}})
+            await pq.add("same-queue-child", {"leaf": True}, {"parent": {"id": job.id, "queue": job.queueQualifiedName}})
+            await job.updateData({"step": 2})
+            if await job.moveToWaitingChildren(token, {}):
+                raise WaitingChildrenError()
+        return "finished"
+
+    async def leaf(job, token):
+        return "leaf"
+
+    async def parent_or_leaf(job, token):
+        return await (leaf(job, token) if job.data.get("leaf") else parent(job, token))
+    wp = Worker(qname + "-p", parent_or_leaf, {"connection": conn})
+    wc = Worker(qname, leaf, {"connection": conn})
+    top = await pq.add("top", {"step": 1})
+    for _ in range(300):
+        if await pq.getJobState(top.id) == "completed":
+            break
+        await asyncio.sleep(0.02)
+    assert await pq.getJobState(top.id) == "completed" and runs == [1, 2]
+    done = await pq.getJob(top.id)
+    assert sorted((await done.getChildrenValues()).values()) == ["leaf", "leaf"]
+    with pytest.raises(TypeError, match="^Missing key for parent job emq:nowhere:nope. addJob") as e:
+        await cq.add("orphan", {}, {"parent": {"id": "nope", "queue": "emq:nowhere"}})
+    assert e.value.code == -5
+    await wp.close()
+    await wc.close()
+    await pq.close()
+    await cq.close()

@@ -96,7 +96,7 @@ async def test_stalled_job_is_recovered_by_another_worker(conn, qname):
 
     b = Worker(qname, ok, {"connection": conn, "stalledInterval": 200})
     stalled = []
-    b.on("stalled", lambda jid, prev: stalled.append((jid, prev)))
+    b.on("stalled", lambda jid: stalled.append((jid, "active")))
     done = settled_counter(b, 1)
     [(kind, j, rv)] = await asyncio.wait_for(done, 10)
     await b.close()
