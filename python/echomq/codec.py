@@ -18,30 +18,24 @@ from typing import Any, List, Optional
 from .errors import ValidationError, ValidationTypeError
 from .validate import describe
 
+import re
+
 _ESC = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# What JSON.stringify escapes: control characters, quote, backslash, and lone surrogates (a
+# Python str holds a surrogate pair as one code point, so any surrogate in it is lone).
+_NEEDS = re.compile("[\x00-\x1f\"\\\\\ud800-\udfff]")
 
 
-def _needs_escape(c: str) -> bool:
-    o = ord(c)
-    return o < 0x20 or c == '"' or c == "\\" or 0xD800 <= o <= 0xDFFF
+def _escape(m: "re.Match[str]") -> str:
+    c = m.group(0)
+    return _ESC.get(c) or "\\u%04x" % ord(c)
 
 
 def js_string(s: str) -> str:
     """A JSON string literal as JSON.stringify writes it (well-formed JSON.stringify, ES2019)."""
-    if not any(_needs_escape(c) for c in s):
+    if _NEEDS.search(s) is None:
         return '"' + s + '"'
-    out: List[str] = ['"']
-    for c in s:
-        o = ord(c)
-        if c in _ESC:
-            out.append(_ESC[c])
-        elif o < 0x20 or 0xD800 <= o <= 0xDFFF:
-            # Python strings hold a surrogate pair as one code point, so any surrogate here is lone.
-            out.append("\\u%04x" % o)
-        else:
-            out.append(c)
-    out.append('"')
-    return "".join(out)
+    return '"' + _NEEDS.sub(_escape, s) + '"'
 
 
 def js_number(f: float) -> str:
@@ -75,68 +69,80 @@ def js_number(f: float) -> str:
     return ("-" if f < 0 else "") + s
 
 
-def _where(field: str, path: List[str]) -> str:
-    return field + "".join(path)
+def _where(field: str, path: Any) -> str:
+    parts: List[str] = []
+    while path is not None:
+        path, part = path
+        parts.append(part)
+    return field + "".join(reversed(parts))
 
 
 def dumps(value: Any, field: str = "data", max_bytes: Optional[int] = None) -> str:
     """Encodes value as Node's JSON.stringify would; refuses what would not round-trip."""
     out: List[str] = []
+    app = out.append
     seen: set = set()
 
-    def enc(v: Any, path: List[str]) -> None:
-        if v is None:
-            out.append("null")
+    def enc(v: Any, path: Any) -> None:
+        t = type(v)
+        if t is str:
+            app(js_string(v))
+        elif t is int:
+            app(int.__repr__(v))
+        elif v is None:
+            app("null")
         elif v is True:
-            out.append("true")
+            app("true")
         elif v is False:
-            out.append("false")
-        elif isinstance(v, int):
-            out.append(str(int(v)))
-        elif isinstance(v, float):
+            app("false")
+        elif t is float or isinstance(v, float):
             if not math.isfinite(v):
                 raise ValidationTypeError(_where(field, path), "a finite number (JSON has no NaN or Infinity)", describe(v),
                                           "Out of range float values are not JSON compliant")
-            out.append(js_number(v))
+            app(js_number(float(v)))
+        elif isinstance(v, int):
+            app(str(int(v)))
         elif isinstance(v, str):
-            out.append(js_string(v))
-        elif isinstance(v, (list, tuple)):
-            if id(v) in seen:
-                raise ValidationTypeError(_where(field, path), "a JSON-serialisable value without cycles", describe(v))
-            seen.add(id(v))
-            out.append("[")
-            for i, x in enumerate(v):
-                if i:
-                    out.append(",")
-                enc(x, path + [f"[{i}]"])
-            out.append("]")
-            seen.discard(id(v))
+            app(js_string(str(v)))
         elif isinstance(v, dict):
             if id(v) in seen:
                 raise ValidationTypeError(_where(field, path), "a JSON-serialisable value without cycles", describe(v))
             seen.add(id(v))
-            out.append("{")
+            app("{")
             first = True
             for k, x in v.items():
-                if isinstance(k, str):
-                    ks = k
-                elif isinstance(k, int) and not isinstance(k, bool):
-                    ks = str(k)  # JavaScript object keys are strings; json.dumps converts ints too
+                if type(k) is not str:
+                    if isinstance(k, int) and not isinstance(k, bool):
+                        k = str(k)  # JavaScript object keys are strings; json.dumps converts ints too
+                    elif isinstance(k, str):
+                        k = str(k)
+                    else:
+                        raise ValidationTypeError(_where(field, path), "a dict with string keys", f"the key {describe(k)}")
+                if first:
+                    first = False
                 else:
-                    raise ValidationTypeError(_where(field, path), "a dict with string keys", f"the key {describe(k)}")
-                if not first:
-                    out.append(",")
-                first = False
-                out.append(js_string(ks))
-                out.append(":")
-                enc(x, path + [f".{ks}"])
-            out.append("}")
+                    app(",")
+                app(js_string(k))
+                app(":")
+                enc(x, (path, "." + k))
+            app("}")
+            seen.discard(id(v))
+        elif isinstance(v, (list, tuple)):
+            if id(v) in seen:
+                raise ValidationTypeError(_where(field, path), "a JSON-serialisable value without cycles", describe(v))
+            seen.add(id(v))
+            app("[")
+            for i, x in enumerate(v):
+                if i:
+                    app(",")
+                enc(x, (path, f"[{i}]"))
+            app("]")
             seen.discard(id(v))
         else:
             raise ValidationTypeError(_where(field, path),
                                       "a JSON value (None, bool, int, float, str, list, dict)", describe(v))
 
-    enc(value, [])
+    enc(value, None)
     s = "".join(out)
     if max_bytes is not None and len(s) * 3 > max_bytes:
         size = len(s.encode("utf-8"))

@@ -55,13 +55,17 @@ def next_cron_slot(pattern: str, tz: Optional[str], after_ms: int) -> Optional[i
         return None
     zone = ZoneInfo(tz) if tz else ZoneInfo("UTC")
     after = datetime.fromtimestamp(after_ms / 1000, timezone.utc)
-    # Start one hour of wall-clock time early so a repeated hour's second pass is not skipped.
-    start = after.astimezone(zone).replace(tzinfo=None) - timedelta(hours=2)
+    local_after = after.astimezone(zone)
+    near_change = any((after + timedelta(hours=h)).astimezone(zone).utcoffset() != local_after.utcoffset() for h in (-3, 3))
+    # Near a DST change, start two hours of wall-clock time early so a repeated hour's second
+    # pass is not skipped; elsewhere wall-clock order is time order and the start is `after`.
+    start = local_after.replace(tzinfo=None) - (timedelta(hours=2) if near_change else timedelta(0))
+    steps = 10 * _MAX_STEPS if near_change else _MAX_STEPS
     try:
         it = croniter(expr, start, day_or=True)
         hours = it.expanded[1]  # minute, hour, ... in croniter's order (seconds last)
         every_hour = hours == ["*"] or len(set(hours)) == 24
-        for _ in range(_MAX_STEPS):
+        for _ in range(steps):
             local = it.get_next(datetime)
             for instant in _instants(local, zone, every_hour):
                 if instant > after:

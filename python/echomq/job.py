@@ -148,6 +148,16 @@ class Job(JobMoves):
         h = {codec.text(k): codec.text(x) for k, x in raw.items()}
         return Job.from_hash(queue, jid, h)
 
+    @staticmethod
+    async def addJobLog(queue: "Queue", jobId: str, logRow: str, keepLogs: int = 0) -> int:
+        jid = v.existing_job_id(jobId)
+        row = v.string("logRow", logRow, v.MAX_SAFE_INTEGER)
+        keep = v.non_negative_int("keepLogs", keepLogs)
+        r = await scripts.one(queue.runner, "addLog", [jid, row, keep])
+        if r < 0:
+            raise error_from_code(r, "addLog", jid)
+        return r
+
     # -- calls --------------------------------------------------------------------------
 
     async def updateProgress(self, progress: Any) -> None:

@@ -280,15 +280,3 @@ class JobMoves:
                 if s[:1] == _KINDS[k] and (k != "unprocessed" or s == "p"):
                     counts[k] += 1
         return counts
-
-    # -- static -------------------------------------------------------------------------
-
-    @staticmethod
-    async def addJobLog(queue: Any, jobId: str, logRow: str, keepLogs: int = 0) -> int:
-        jid = v.existing_job_id(jobId)
-        row = v.string("logRow", logRow, v.MAX_SAFE_INTEGER)
-        keep = v.non_negative_int("keepLogs", keepLogs)
-        r = int(await queue.runner.call("addLog", [jid, row, keep]))
-        if r < 0:
-            raise lock_error(r, "addLog", jid)
-        return r

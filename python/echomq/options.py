@@ -68,7 +68,7 @@ def _dedup(value: Any, field: str) -> Dict[str, Any]:
 
 
 def normalize_job_options(opts: Any, field: str = "opts") -> Dict[str, Any]:
-    o = {} if opts is None else v.plain_object(field, opts)
+    o = {} if opts is None else dict(v.plain_object(field, opts))
     # None means "not given", as a missing key (BullMQ Python programs pass None freely).
     o = {k: x for k, x in o.items() if x is not None}
     for k in o:

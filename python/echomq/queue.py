@@ -16,6 +16,7 @@ from .lanes import Lanes
 from .queue_maintenance import QueueMaintenance
 from .job_scheduler import QueueSchedulers
 from .queue_parent import QueueParent
+from .queue_settings import QueueSettings
 from .options import DEFAULT_MAX_PAYLOAD, normalize_job_options, stored_options
 from .runner import Runner
 
@@ -24,6 +25,7 @@ _DEFAULT_TYPES = ("active", "completed", "delayed", "failed", "prioritized", "wa
 _SETS = {"active": "active", "delayed": "delayed", "completed": "completed", "failed": "failed",
          "waiting-children": "wchildren", "repeat": "scheds"}
 _BULK = 100
+_TICK_BATCH = 20
 _QUEUE_OPTS = ("connection", "prefix", "defaultJobOptions", "maxPayloadBytes", "keepLogs", "skipVersionCheck",
                "skipWaitingForReady", "streams", "settings", "telemetry", "skipMetasUpdate", "blockingConnection")
 
@@ -86,7 +88,7 @@ class QueueBase(EventEmitter):
             await close_client(self.client)
 
 
-class Queue(QueueMaintenance, QueueSchedulers, QueueParent, QueueBase):
+class Queue(QueueSettings, QueueMaintenance, QueueSchedulers, QueueParent, QueueBase):
     def __init__(self, name: str, opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__(name, opts)
         o = self.opts
@@ -98,6 +100,7 @@ class Queue(QueueMaintenance, QueueSchedulers, QueueParent, QueueBase):
             "maxPayloadBytes", o["maxPayloadBytes"])
         self.keepLogs = 0 if o.get("keepLogs") is None else v.non_negative_int("keepLogs", o["keepLogs"])
         self.lanes = Lanes(self)
+        self._pending_adds: List[Any] = []
 
     # -- adding -------------------------------------------------------------------------
 
@@ -138,14 +141,38 @@ class Queue(QueueMaintenance, QueueSchedulers, QueueParent, QueueBase):
         return job
 
     async def add(self, name: str, data: Any, opts: Optional[Mapping[str, Any]] = None) -> Job:
+        """Adds a job. Adds made in the same loop turn (many producers awaiting together) travel
+        together, 20 jobs a script call, as on Node; a lone add is sent on the next turn."""
         if isinstance(opts, Mapping) and opts.get("parent") is not None:
             return await self._add_child(name, data, opts)  # queue_parent.py
         a = self._prepare(name, data, opts)
         await self.waitUntilReady()
-        [r] = await scripts.add(self.runner, [a])
+        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._pending_adds.append((a, fut))
+        if len(self._pending_adds) == 1:
+            asyncio.get_running_loop().call_soon(self._flush_adds)
+        r = await fut
         job = self._job_of(a, r, data, {**self.jobsOpts, **(opts or {})})  # job.opts with the defaults, as BullMQ Python
         self.emit("waiting", job)
         return job
+
+    def _flush_adds(self) -> None:
+        pending, self._pending_adds = self._pending_adds, []
+        for i in range(0, len(pending), _TICK_BATCH):
+            chunk = pending[i:i + _TICK_BATCH]
+            asyncio.ensure_future(self._send_adds(chunk))
+
+    async def _send_adds(self, chunk: List[Any]) -> None:
+        try:
+            replies = await scripts.add(self.runner, [a for a, _ in chunk])
+        except BaseException as err:
+            for _, fut in chunk:
+                if not fut.done():
+                    fut.set_exception(err)
+            return
+        for (_, fut), r in zip(chunk, replies):
+            if not fut.done():
+                fut.set_result(r)
 
     async def addBulk(self, jobs: Sequence[Mapping[str, Any]]) -> List[Job]:
         if not isinstance(jobs, (list, tuple)):

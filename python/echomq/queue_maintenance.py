@@ -1,6 +1,7 @@
-"""Queue upkeep and limits with BullMQ Python's names and return values (the Node versions are
+"""Queue upkeep with BullMQ Python's names and return values (the Node versions are
 src/queue/queue-maintenance.ts and queue.ts): obliterate, drain, clean, retryJobs, promoteJobs,
-remove, trimEvents, getCountsPerPriority, rate limits, global concurrency, workers, dedup keys.
+remove, trimEvents, getCountsPerPriority, sanitizeJobTypes, deduplication keys (limits and
+workers are queue_settings.py).
 A mixin of Queue: it uses the queue's client, keys, runner and emit."""
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from . import scripts
 from . import validate as v
 from .connection import redis_now_ms
 from .errors import ActiveJobsError, EchoMQError
-from .keys import QueueKeys, client_name, parse_job_key
+from .keys import QueueKeys, parse_job_key
 from .outbox import drain_all
 
 _MOVE_BATCH = 500
@@ -20,97 +21,13 @@ _DRAIN_BATCH = 250
 _CLEAN_BATCH = 100
 _OBLITERATE_BATCH = 500
 _LANE_PAGE = 500
-_RATE_BLOCK = 2 ** 50
 CLEAN_TYPES = ("completed", "wait", "waiting", "active", "paused", "prioritized", "delayed", "failed")
 _CLEAN_STATE = {"completed": "c", "failed": "f", "delayed": "d", "active": "a"}
 _SLOT_JOB = re.compile(r"^repeat:(.+):(\d+)$", re.S)
 
 
-def _parse_client_list(text: str, queue: str, match: Any) -> List[Dict[str, str]]:
-    out = []
-    for line in text.splitlines():
-        if not line:
-            continue
-        info = dict(p.split("=", 1) for p in line.split(" ") if "=" in p)
-        name = info.get("name")
-        if name and match(name):
-            info["rawname"] = name
-            info["name"] = queue
-            out.append(info)
-    return out
-
-
 class QueueMaintenance:
     """Queue methods for upkeep, limits and removal."""
-
-    # -- limits -------------------------------------------------------------------------
-
-    async def rateLimit(self, expire_time_ms: int) -> None:
-        ms = v.integer_in("expire_time_ms", expire_time_ms, 1, 86_400_000)
-        await self.waitUntilReady()
-        p = self.client.pipeline(transaction=True)
-        p.set(self.keys.rate, str(_RATE_BLOCK), px=ms)
-        p.hset(self.keys.meta, "blk", "1")
-        await p.execute()
-
-    async def getRateLimitTtl(self, max_jobs: Optional[int] = None) -> int:
-        """Ms until the rate window reopens when it is exhausted (0 when not); with no limit set,
-        the window's raw PTTL (-2 none), as BullMQ's."""
-        if max_jobs is not None:
-            v.positive_int("max_jobs", max_jobs)
-        p = self.client.pipeline(transaction=True)
-        p.get(self.keys.rate)
-        p.pttl(self.keys.rate)
-        p.hget(self.keys.meta, "rlmax")
-        used, ttl, mx = codec.text(await p.execute())
-        limit = max_jobs if max_jobs is not None else (int(mx) if mx else None)
-        if limit is None:
-            return int(ttl)
-        return int(ttl) if limit <= int(used or 0) and int(ttl) > 0 else 0
-
-    async def removeRateLimitKey(self) -> int:
-        return int(await self.client.delete(self.keys.rate))
-
-    async def setGlobalConcurrency(self, concurrency: int) -> int:
-        n = v.positive_int("concurrency", concurrency)
-        return int(await self.client.hset(self.keys.meta, "conc", str(n)))
-
-    async def getGlobalConcurrency(self) -> Optional[int]:
-        n = codec.text(await self.client.hget(self.keys.meta, "conc"))
-        return int(n) if n else None
-
-    async def removeGlobalConcurrency(self) -> int:
-        return int(await self.client.hdel(self.keys.meta, "conc"))
-
-    async def setGlobalRateLimit(self, max_jobs: int, duration_ms: int) -> int:
-        m = v.integer_in("max_jobs", max_jobs, 1, 1_000_000_000)
-        d = v.integer_in("duration_ms", duration_ms, 1, 86_400_000)
-        return int(await self.client.hset(self.keys.meta, mapping={"rlmax": str(m), "rldur": str(d)}))
-
-    async def getGlobalRateLimit(self) -> Optional[Dict[str, int]]:
-        m, d = codec.text(await self.client.hmget(self.keys.meta, ["rlmax", "rldur"]))
-        return {"max": int(m), "duration": int(d)} if m and d else None
-
-    async def removeGlobalRateLimit(self) -> int:
-        return int(await self.client.hdel(self.keys.meta, "rlmax", "rldur"))
-
-    # -- connections --------------------------------------------------------------------
-
-    async def get_workers(self) -> List[Dict[str, str]]:
-        plain = client_name(self.keys)
-        named = client_name(self.keys, ":w:")
-        try:
-            text = codec.text(await self.client.execute_command("CLIENT", "LIST"))
-        except Exception as err:
-            if "unknown command" in str(err).lower() and "client" in str(err).lower():
-                return [{"name": "CLIENT LIST not supported"}]
-            raise
-        if isinstance(text, list):  # redis-py may parse CLIENT LIST into dicts
-            text = "\n".join(" ".join(f"{k}={x}" for k, x in c.items()) for c in text)
-        return _parse_client_list(text, self.name, lambda n: n == plain or n.startswith(named))
-
-    async def get_workers_count(self) -> int:
-        return len(await self.get_workers())
 
     # -- counts -------------------------------------------------------------------------
 

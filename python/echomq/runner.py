@@ -61,12 +61,13 @@ class Runner:
     def __init__(self, client: Client, keys: QueueKeys) -> None:
         self.client = client
         self.keys = keys
-        self._key_lists: Dict[str, List[str]] = {}
+        self._key_lists: Dict[str, List[bytes]] = {}
 
-    def _keys_for(self, script: Script) -> List[str]:
+    def _keys_for(self, script: Script) -> List[bytes]:
+        # Encoded once per queue and script: a hot call sends up to 27 keys.
         ks = self._key_lists.get(script.name)
         if ks is None:
-            ks = [self.keys[k] for k in script.keys]
+            ks = [self.keys[k].encode("utf-8") for k in script.keys]
             self._key_lists[script.name] = ks
         return ks
 

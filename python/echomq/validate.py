@@ -97,6 +97,8 @@ def boolean(field: str, value: Any) -> bool:
 
 
 def plain_object(field: str, value: Any) -> Dict[str, Any]:
+    if type(value) is dict:
+        return value
     if not isinstance(value, Mapping):
         fail(field, "a dict", value, as_type=True)
     return dict(value)

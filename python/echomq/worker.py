@@ -98,6 +98,7 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
         self._runs: Dict[str, _Run] = {}
         self._pending: List[Tuple[_Run, str, Any]] = []
         self._flush_scheduled = False
+        self._settling = 0
         self._settles: Set[asyncio.Task] = set()
         self._slot = asyncio.Event()
         self._resumed = asyncio.Event()
@@ -251,7 +252,12 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
             self._release(run)
             return
         self._pending.append((run, rv, result))
-        if not self._flush_scheduled:
+        if len(self._pending) >= len(self._runs) - self._settling:
+            # No other running job could still join this batch: settle now, in this task (at
+            # concurrency 1 that is one call per job with no extra loop turns).
+            batch, self._pending = self._pending[:_SETTLE_MAX], self._pending[_SETTLE_MAX:]
+            await self._settle(batch)
+        elif not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
 
@@ -268,15 +274,18 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
 
     async def _settle(self, batch: List[Tuple[_Run, str, Any]]) -> None:
         fetch = self._fetch(len(batch))
+        self._settling += len(batch)
         try:
             reply = await scripts.complete_many(
                 self.runner, [(r.job.id, r.token, rv) for r, rv, _ in batch], fetch, self.opts["lockDuration"],
                 _MAX_EVENT_VALUE, self._keep_c, self._wname)  # type: ignore[arg-type]
         except Exception as err:
+            self._settling -= len(batch)
             for r, _, _ in batch:
                 self._release(r)
             self.emit("error", err)
             return
+        self._settling -= len(batch)
         pending_deps = code("PENDING_DEPENDENCIES")
         for (run, _, result), c in zip(batch, reply.codes):
             if c == pending_deps:
@@ -404,11 +413,12 @@ class Worker(WorkerManual, WorkerFlows, EventEmitter):
             for _ in range(_RECOVER_CALLS):
                 requeued, failed, hashes = await scripts.recover(self.runner, self.opts["maxStalledCount"], _RECOVER_BATCH)
                 for jid in requeued:
-                    self.emit("stalled", jid)  # BullMQ Python emits the job id only
+                    self.emit("stalled", jid)
                 for jid, h in zip(failed, hashes):
-                    self.emit("stalled", jid)  # BullMQ Python emits the job id only
+                    self.emit("stalled", jid)
                     job = Job.from_hash(self._queue, jid, h)
-                    self.emit("failed", job, Exception(job.failedReason or "job stalled more than allowable limit"))
+                    from .errors import UnrecoverableError
+                    self.emit("failed", job, UnrecoverableError(job.failedReason or "job stalled more than allowable limit"))
                 if len(requeued) + len(failed) < _RECOVER_BATCH:
                     break
             from .schedulers import repair_schedulers

@@ -156,3 +156,29 @@ async def test_queue_events_payloads(conn, qname):
     assert [(x["jobId"], x["failedReason"]) for x in by("failed")] == [(b.id, "bad")]
     assert by("retries-exhausted") == [{"jobId": b.id, "attemptsMade": "1"}]
     await q.close()
+
+
+async def test_settings_and_workers_listing(conn, r, qname):
+    q = Queue(qname, {"connection": conn})
+    k = QueueKeys(qname)
+    await q.setGlobalConcurrency(3)
+    await q.setGlobalRateLimit(10, 1000)
+    assert await q.getGlobalConcurrency() == 3 and await q.getGlobalRateLimit() == {"max": 10, "duration": 1000}
+    assert await r.hmget(k.meta, ["conc", "rlmax", "rldur"]) == ["3", "10", "1000"]
+    await q.rateLimit(400)
+    assert 0 < await q.getRateLimitTtl() <= 400 and await q.removeRateLimitKey() == 1
+    await q.removeGlobalConcurrency()
+    await q.removeGlobalRateLimit()
+    assert await q.getGlobalConcurrency() is None and await q.getGlobalRateLimit() is None
+    w = Worker(qname, mirror_processor, {"connection": conn, "name": "w1"})
+    for _ in range(50):
+        if await q.get_workers_count() >= 1:
+            break
+        await asyncio.sleep(0.05)
+    workers = await q.get_workers()
+    assert workers and all(x["name"] == qname for x in workers)
+    assert any(x["rawname"].endswith(":w:w1") for x in workers)
+    await w.close()
+    job = await q.add("l", {})
+    assert await Job.addJobLog(q, job.id, "row", 0) == 1
+    await q.close()

@@ -63,7 +63,7 @@ CASES = [
     ("opts a number", lambda q, j: q.add("job", {}, 5), "opts", "a dict", "5"),
     ("opts a list", lambda q, j: q.add("job", {}, []), "opts", "a dict", "a list of 0"),
     ("group and lane differ", add({"lane": "a", "group": {"id": "b"}}), "group.id", "the same as lane", '"b"'),
-    ("parent (flows not yet)", add({"parent": {"id": "1", "queue": "emq:q"}}), "parent", "absent", "a dict"),
+    ("parent queue unqualified", add({"parent": {"id": "1", "queue": "q"}}), "opts.parent.queue", "qualified name", '"q"'),
     ("dedup without id", add({"deduplication": {"ttl": 5}}), "deduplication.id", "a non-empty string", "None"),
     ("addBulk not a list", lambda q, j: q.addBulk({}), "jobs", "a list", "a dict"),
     ("addBulk None entry", lambda q, j: q.addBulk([{"name": "a", "data": {}}, None]), "jobs[1]", "a dict", "None"),

@@ -96,12 +96,34 @@ async def test_stalled_job_is_recovered_by_another_worker(conn, qname):
 
     b = Worker(qname, ok, {"connection": conn, "stalledInterval": 200})
     stalled = []
-    b.on("stalled", lambda jid: stalled.append((jid, "active")))
+    b.on("stalled", lambda jid: stalled.append(jid))  # BullMQ Python: stalled(job_id)
     done = settled_counter(b, 1)
     [(kind, j, rv)] = await asyncio.wait_for(done, 10)
     await b.close()
-    assert stalled == [(job.id, "active")] and kind == "completed" and rv == "recovered"
+    assert stalled == [job.id] and kind == "completed" and rv == "recovered"
     assert (await Job.fromId(q, job.id)).stalledCounter == 1
+    await q.close()
+
+
+async def test_stalled_past_max_count_fails_in_the_sweep(conn, qname):
+    q = Queue(qname, {"connection": conn})
+    started = asyncio.Event()
+
+    async def hang(job, token):
+        started.set()
+        await asyncio.sleep(3600)
+
+    a = Worker(qname, hang, {"connection": conn, "lockDuration": 300, "stalledInterval": 60000})
+    job = await q.add("s", {}, {"attempts": 3})
+    await asyncio.wait_for(started.wait(), 5)
+    await a.close(force=True)
+    b = Worker(qname, hang, {"connection": conn, "stalledInterval": 200, "maxStalledCount": 0})
+    done = settled_counter(b, 1)
+    [(kind, j, err)] = await asyncio.wait_for(done, 10)
+    await b.close(force=True)
+    assert kind == "failed" and isinstance(err, UnrecoverableError)
+    assert j.id == job.id and j.failedReason == "job stalled more than allowable limit"
+    assert await q.getJobState(job.id) == "failed"
     await q.close()
 
 
