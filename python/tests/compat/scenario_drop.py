@@ -112,6 +112,9 @@ async def dedup(q, out):
     f = await q.add("z", {"v": 2}, {"delay": 60_000, "deduplication": {"id": "d3", "ttl": 60_000, "extend": True, "replace": True}})
     kept = await q.getDelayed()
     out["replace"] = [len(kept), kept[0].data if kept else None, e.id != f.id]
+    g = await q.add("k", {"v": 1}, {"deduplication": {"id": "d4", "keepLastIfActive": True}})
+    h = await q.add("k", {"v": 2}, {"deduplication": {"id": "d4", "keepLastIfActive": True}})
+    out["keep_last_waiting_same"] = g.id == h.id
     out["counts"] = await q.getJobCounts("waiting", "delayed")
 
 
