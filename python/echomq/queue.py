@@ -16,6 +16,7 @@ from .lanes import Lanes
 from .queue_maintenance import QueueMaintenance
 from .job_scheduler import QueueSchedulers
 from .queue_parent import QueueParent
+from .queue_groups import QueueGroups
 from .queue_settings import QueueSettings
 from .options import DEFAULT_MAX_PAYLOAD, normalize_job_options, stored_options
 from .runner import Runner
@@ -88,7 +89,7 @@ class QueueBase(EventEmitter):
             await close_client(self.client)
 
 
-class Queue(QueueSettings, QueueMaintenance, QueueSchedulers, QueueParent, QueueBase):
+class Queue(QueueSettings, QueueMaintenance, QueueSchedulers, QueueParent, QueueGroups, QueueBase):
     def __init__(self, name: str, opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__(name, opts)
         o = self.opts

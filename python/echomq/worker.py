@@ -28,6 +28,7 @@ from .runner import Runner
 from . import validate as v
 from .worker_options import worker_options
 from .worker_flows import WorkerFlows
+from .queue_groups import WorkerGroups
 from .worker_manual import WorkerManual, getCompleted  # noqa: F401 (BullMQ Python's bullmq.worker.getCompleted)
 from .custom_errors.step_errors import DelayedError, RateLimitError, WaitingError
 
@@ -73,7 +74,7 @@ class _Run:
         self.task: Optional[asyncio.Task] = None
 
 
-class Worker(WorkerManual, WorkerFlows, EventEmitter):
+class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
     def __init__(self, name: str, processor: Optional[Callable[..., Awaitable[Any]]], opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__()
         self.name = v.queue_name(name)
