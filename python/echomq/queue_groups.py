@@ -193,7 +193,30 @@ class QueueGroups:
         return {str(prio): int(r[i]) + (1 if one and one[0] == prio else 0) for i, prio in enumerate(prios)}
 
 
+def group_defaults(value: Any) -> Optional[List[str]]:
+    """The Worker's `group` option ({concurrency?, limit?: {max, duration}}) as setGroupDefaults'
+    arguments [concurrency, "max:duration"] ('' for none), or None without the option."""
+    if value is None:
+        return None
+    g = v.plain_object("group", value)
+    for k in g:
+        if k not in ("concurrency", "limit"):
+            v.fail(f"group.{k}", "one of the known fields (concurrency, limit)", k)
+    conc = "" if g.get("concurrency") is None else str(v.integer_in("group.concurrency", g["concurrency"], 1, 1_000_000))
+    rate = ""
+    if g.get("limit") is not None:
+        lim = v.plain_object("group.limit", g["limit"])
+        rate = f"{v.positive_int('group.limit.max', lim.get('max'))}:" \
+               f"{v.integer_in('group.limit.duration', lim.get('duration'), 1, 86_400_000)}"
+    return [conc, rate]
+
+
 class WorkerGroups:
+    async def _apply_group_defaults(self) -> None:
+        """Stores the Worker's group defaults in the queue (the last worker started with one wins)."""
+        d = group_defaults(self.opts.get("group"))
+        if d is not None:
+            await self.runner.call("setGroupDefaults", d)
     async def rateLimitGroup(self, job: Any, ms: int) -> None:
         """The job's group leaves the ring for ms (other groups keep flowing); raise
         RateLimitError after it so the job goes back without using an attempt."""

@@ -28,7 +28,7 @@ from .runner import Runner
 from . import validate as v
 from .worker_options import worker_options
 from .worker_flows import WorkerFlows
-from .queue_groups import WorkerGroups
+from .queue_groups import WorkerGroups, group_defaults
 from .worker_manual import WorkerManual, getCompleted  # noqa: F401 (BullMQ Python's bullmq.worker.getCompleted)
 from .custom_errors.step_errors import DelayedError, RateLimitError, WaitingError
 
@@ -81,6 +81,7 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
         if processor is not None and not callable(processor):
             v.fail("processor", "an async function (job, token[, signal])", processor)
         self.opts = worker_options(opts)
+        group_defaults(self.opts.get("group"))  # validated here, stored by run()
         self.processor = processor
         self._wants_signal = processor is not None and _accepts_signal(processor)
         self.prefix = DEFAULT_PREFIX if self.opts.get("prefix") is None else v.prefix(self.opts["prefix"])
@@ -133,6 +134,7 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
             lim = self.opts.get("limiter")
             if lim:
                 await self.client.hset(self.keys.meta, mapping={"rlmax": str(lim["max"]), "rldur": str(lim["duration"])})
+            await self._apply_group_defaults()
             self._timers = [asyncio.ensure_future(self._stall_loop()), asyncio.ensure_future(self._renew_loop())]
             await self._loop()
         except Exception as err:  # the layout check or a setup write failed: say so, stop

@@ -48,3 +48,22 @@ async def test_group_concurrency_holds_and_rate_limit_group(conn, qname):
     assert await q.getGroupStatus("g") == "limited"
     await w.close()
     await q.close()
+
+
+async def test_worker_group_defaults(conn, qname):
+    with pytest.raises(ValidationError, match="group.concurrency"):
+        Worker(qname, None, {"connection": conn, "group": {"concurrency": 0}})
+    q = Queue(qname, {"connection": conn})
+    started = asyncio.Event()
+
+    async def proc(job, token):
+        started.set()
+        await asyncio.sleep(0.3)
+    w = Worker(qname, proc, {"connection": conn, "concurrency": 4, "group": {"concurrency": 1}})
+    for i in range(3):
+        await q.add("t", {"i": i}, {"group": {"id": "g"}})
+    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.sleep(0.1)
+    assert await q.getGroupConcurrency("g") == 1 and await q.getGroupActiveCount("g") == 1
+    await w.close()
+    await q.close()
