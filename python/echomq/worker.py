@@ -272,6 +272,21 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
             self._settles.add(t)
             t.add_done_callback(self._settles.discard)
 
+    async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        """A settle call, retried while Redis is unreachable (the worker keeps its finished jobs
+        and settles them when Redis returns; past the lease, recovery has them anyway)."""
+        delay = 0.05
+        deadline = asyncio.get_running_loop().time() + self.opts["lockDuration"] / 1000
+        while True:
+            try:
+                return await call()
+            except Exception as err:
+                if not _is_connection_error(err) or self.forceClosing or asyncio.get_running_loop().time() > deadline:
+                    raise
+                self.emit("error", err)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
     def _fetch(self, n: int) -> int:
         return 0 if self.closing or self.paused else n
 
@@ -279,9 +294,9 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
         fetch = self._fetch(len(batch))
         self._settling += len(batch)
         try:
-            reply = await scripts.complete_many(
+            reply = await self._retrying(lambda: scripts.complete_many(
                 self.runner, [(r.job.id, r.token, rv) for r, rv, _ in batch], fetch, self.opts["lockDuration"],
-                _MAX_EVENT_VALUE, self._keep_c, self._wname)  # type: ignore[arg-type]
+                _MAX_EVENT_VALUE, self._keep_c, self._wname))  # type: ignore[arg-type]
         except Exception as err:
             self._settling -= len(batch)
             for r, _, _ in batch:
@@ -339,8 +354,9 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
         delay, reason, exhausted = await self._plan(job, err)
         stack = self._stack(job, err)
         try:
-            reply = await scripts.fail(self.runner, str(job.id), run.token, reason, stack, delay, exhausted,
-                                       self._fetch(1), self.opts["lockDuration"], self._keep_f, self._wname)  # type: ignore[arg-type]
+            reply = await self._retrying(lambda: scripts.fail(
+                self.runner, str(job.id), run.token, reason, stack, delay, exhausted,
+                self._fetch(1), self.opts["lockDuration"], self._keep_f, self._wname))  # type: ignore[arg-type]
         except Exception as e:
             self._release(run)
             self.emit("error", e)

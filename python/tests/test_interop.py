@@ -175,3 +175,18 @@ async def test_python_failure_read_by_node_cli_and_dashboard(node, conn, redis_u
     found = json.dumps(body, ensure_ascii=False)
     assert "disk full: ünïcode" in found and "ValueError" in found
     await q.close()
+
+
+async def test_prefix_bull_meets_across_runtimes(node, redis_url, conn, qname):
+    """prefix 'bull' works as on Node: a Node producer and a Python worker both given it meet;
+    the default (emq) is one queue apart from it."""
+    ids = (await node.call("add", url=redis_url, queue=qname, prefix="bull", jobs=[{"name": "b", "data": {"ret": "bull"}}]))["ids"]
+    assert await Queue(qname, {"connection": conn}).getWaitingCount() == 0
+    q = Queue(qname, {"connection": conn, "prefix": "bull"})
+    w = Worker(qname, mirror_processor, {"connection": conn, "prefix": "bull"})
+    [(kind, job, rv)] = await asyncio.wait_for(settled_counter(w, 1), 10)
+    await w.close()
+    assert job.id == ids[0] and rv == "bull"
+    seen = await node.call("read", url=redis_url, queue=qname, prefix="bull", id=ids[0])
+    assert seen["returnvalue"] == "bull" and q.qualifiedName == f"bull:{qname}"
+    await q.close()

@@ -71,6 +71,7 @@ CASES = [
     ("addBulk bad priority", lambda q, j: q.addBulk([{"name": "a", "data": {}}, {"name": "b", "data": {}, "opts": {"priority": -1}}]), "jobs[1].opts.priority", "an integer", "-1"),
     ("addBulk bad data", lambda q, j: q.addBulk([{"name": "a", "data": {}}, {"name": "b", "data": {1, 2}}]), "jobs[1].data", "a JSON value", "a set"),
     ("addBulk unknown option", lambda q, j: q.addBulk([{"name": "b", "data": {}, "opts": {"nope": 1}}]), "jobs[0].opts.nope", "one of the known options", '"nope"'),
+    ("sizeLimit in UTF-8 bytes", add({"sizeLimit": 10}, "é" * 5), "data", "at most 10 bytes of JSON (sizeLimit)", "12 bytes"),
     ("changePriority 2.5", lambda q, j: j.changePriority({"priority": 2.5}), "priority", "an integer", "2.5"),
     ("getJob ''", lambda q, j: q.getJob(""), "jobId", "a non-empty string", '""'),
     ("getJobCounts bogus", lambda q, j: q.getJobCounts("bogus"), "types", "waiting", '"bogus"'),
@@ -114,6 +115,7 @@ BULLMQ_TEXTS = [
     ({"priority": 2.5}, "Priority should not be float"),
     ({"priority": 2 ** 21}, "Priority should be between 0 and 2097151"),
     ({"jobId": "12"}, "Custom Id cannot be integers"),
+    ({"sizeLimit": 1}, "The size of job j exceeds the limit 1 bytes"),
     ({"failParentOnFailure": True, "removeDependencyOnFailure": True}, "The following options cannot be used together"),
 ]
 

@@ -259,3 +259,64 @@ async def test_worker_rate_limit_call_holds_claims(conn, qname, redis_url):
     assert 0 < await r.pttl(k.rate) <= 500 and await r.hget(k.meta, "blk") == "1"
     await w.close()
     await r.aclose()
+
+
+def _redis_server(port, d):
+    import shutil
+    import subprocess
+    return subprocess.Popen([shutil.which("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--dir", d,
+                             "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def _until_up(port):
+    for _ in range(100):
+        try:
+            c = aioredis.Redis(port=port)
+            await c.ping()
+            await c.aclose()
+            return
+        except Exception:
+            await asyncio.sleep(0.05)
+
+
+async def test_settle_waits_for_redis_to_return(qname, tmp_path):
+    """Redis goes away while a job runs: the worker keeps the finished job and settles it when
+    Redis is back (its own server, persisted, stopped and started on the same port)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = _redis_server(port, str(tmp_path))
+    await _until_up(port)
+    conn = {"host": "127.0.0.1", "port": port}
+    q = Queue(qname, {"connection": conn})
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    async def proc(job, token):
+        started.set()
+        await release.wait()
+        return "after the outage"
+
+    w = Worker(qname, proc, {"connection": conn, "lockDuration": 10000})
+    errors = []
+    w.on("error", errors.append)
+    done = settled_counter(w, 1)
+    job = await q.add("o", {})
+    await asyncio.wait_for(started.wait(), 5)
+    server.terminate()
+    server.wait(5)
+    release.set()
+    await asyncio.sleep(0.5)  # the settle fails meanwhile and is retried
+    assert not done.done()
+    server = _redis_server(port, str(tmp_path))
+    try:
+        [(kind, _, rv)] = await asyncio.wait_for(done, 15)
+        await w.close()
+        assert kind == "completed" and rv == "after the outage"
+        assert (await q.getJob(job.id)).returnvalue == "after the outage"
+        await q.close()
+    finally:
+        server.terminate()
+        server.wait(5)
