@@ -9,9 +9,18 @@ from .job import Job
 from .queue import Queue
 from .queue_events import QueueEvents
 from .worker import Worker
+from . import custom_errors, error_code
+from .custom_errors import DelayedError, RateLimitError, WaitingError
+from .error_code import ErrorCode
+from .flow_producer import FlowProducer
+from .job_scheduler import JobScheduler
+from .lock_manager import LockManager
+from .queue_events_producer import QueueEventsProducer
 
 __all__ = [
     "Queue", "Worker", "Job", "QueueEvents", "UnrecoverableError", "WaitingChildrenError", "AbortController",
     "AbortSignal", "AbortError", "IncompatibleLayoutError", "ValidationError", "ValidationTypeError",
     "EchoMQError", "JobNotFoundError", "StaleJobError", "types",
+    "FlowProducer", "JobScheduler", "LockManager", "QueueEventsProducer", "DelayedError", "RateLimitError",
+    "WaitingError", "ErrorCode", "custom_errors", "error_code",
 ]

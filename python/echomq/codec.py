@@ -97,7 +97,8 @@ def dumps(value: Any, field: str = "data", max_bytes: Optional[int] = None) -> s
             app("false")
         elif t is float or isinstance(v, float):
             if not math.isfinite(v):
-                raise ValidationTypeError(_where(field, path), "a finite number (JSON has no NaN or Infinity)", describe(v))
+                raise ValidationTypeError(_where(field, path), "a finite number (JSON has no NaN or Infinity)", describe(v),
+                                          "Out of range float values are not JSON compliant")
             app(js_number(float(v)))
         elif isinstance(v, int):
             app(str(int(v)))

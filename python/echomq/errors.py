@@ -42,7 +42,7 @@ class WaitingChildrenError(Exception):
     """BullMQ's: raised after moveToWaitingChildren; the worker leaves the job alone."""
 
 
-class JobNotFoundError(EchoMQError, LookupError):
+class JobNotFoundError(EchoMQError, LookupError, TypeError):  # TypeError: BullMQ Python raises that
     def __init__(self, job_id: str, op: str) -> None:
         self.job_id = job_id
         super().__init__(f"Missing key for job {job_id}. {op}")

@@ -8,6 +8,7 @@ from . import scripts
 from . import validate as v
 from .errors import error_from_code
 from .library import code
+from .job_moves import JobMoves
 from .options import DEFAULT_LANE
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def stored_job_options(h: Dict[str, str]) -> Dict[str, Any]:
     return o
 
 
-class Job:
+class Job(JobMoves):
     """A job as BullMQ Python shows it: id, name, data, opts, progress, returnvalue,
     failedReason, stacktrace, the attempt counts and timestamps."""
 
@@ -205,9 +206,15 @@ class Job:
             self.attemptsStarted = 0
 
     async def remove(self, opts: Optional[Dict[str, Any]] = None) -> None:
-        r = await scripts.remove(self.queue.runner, [str(self.id)])
-        if r[0] != 1:
+        """Removes the job (and its children unless removeChildren=False); raises when it is locked."""
+        if not await self.queue.remove(str(self.id), opts):
             raise Exception(f"Job {self.id} could not be removed because it is locked by another worker")
+
+    @staticmethod
+    def fromJSON(queue: "Queue", rawData: Dict[str, Any], jobId: Optional[str] = None) -> "Job":
+        """A Job from BullMQ's raw job hash (BullMQ's field names)."""
+        from .job_json import job_from_bullmq_hash
+        return job_from_bullmq_hash(Job, queue, rawData, jobId)
 
     async def promote(self) -> None:
         r = await scripts.one(self.queue.runner, "promote", [self.id])

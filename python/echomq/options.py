@@ -115,8 +115,8 @@ def normalize_job_options(opts: Any, field: str = "opts") -> Dict[str, Any]:
         v.fail(field, "at most one of the failure policies", ", ".join(on),
                f"The following options cannot be used together: {', '.join(on)}")
     if "parent" in o:
-        # Flows are the next issue on the Python side: refuse rather than store half a child.
-        v.fail("parent", "absent (flows are not yet offered by the Python client; use the Node FlowProducer)", o["parent"])
+        # Queue.add takes it out first (queue_parent.py); anywhere else it is not offered.
+        v.fail("parent", "absent here (Queue.add and a FlowProducer root take a parent)", o["parent"])
     if "deduplication" in o:
         n["deduplication"] = _dedup(o["deduplication"], "deduplication")
     if "group" in o:

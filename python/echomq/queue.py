@@ -13,6 +13,10 @@ from .event_emitter import EventEmitter
 from .job import Job, state_name
 from .keys import DEFAULT_PREFIX, QueueKeys
 from .lanes import Lanes
+from .queue_maintenance import QueueMaintenance
+from .job_scheduler import QueueSchedulers
+from .queue_parent import QueueParent
+from .queue_groups import QueueGroups
 from .queue_settings import QueueSettings
 from .options import DEFAULT_MAX_PAYLOAD, normalize_job_options, stored_options
 from .runner import Runner
@@ -85,7 +89,7 @@ class QueueBase(EventEmitter):
             await close_client(self.client)
 
 
-class Queue(QueueSettings, QueueBase):
+class Queue(QueueSettings, QueueMaintenance, QueueSchedulers, QueueParent, QueueGroups, QueueBase):
     def __init__(self, name: str, opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__(name, opts)
         o = self.opts
@@ -140,6 +144,8 @@ class Queue(QueueSettings, QueueBase):
     async def add(self, name: str, data: Any, opts: Optional[Mapping[str, Any]] = None) -> Job:
         """Adds a job. Adds made in the same loop turn (many producers awaiting together) travel
         together, 20 jobs a script call, as on Node; a lone add is sent on the next turn."""
+        if isinstance(opts, Mapping) and opts.get("parent") is not None:
+            return await self._add_child(name, data, opts)  # queue_parent.py
         a = self._prepare(name, data, opts)
         await self.waitUntilReady()
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -147,7 +153,7 @@ class Queue(QueueSettings, QueueBase):
         if len(self._pending_adds) == 1:
             asyncio.get_running_loop().call_soon(self._flush_adds)
         r = await fut
-        job = self._job_of(a, r, data, opts)
+        job = self._job_of(a, r, data, {**self.jobsOpts, **(opts or {})})  # job.opts with the defaults, as BullMQ Python
         self.emit("waiting", job)
         return job
 
@@ -198,12 +204,6 @@ class Queue(QueueSettings, QueueBase):
 
     async def isPaused(self) -> bool:
         return codec.text(await self.client.hget(self.keys.meta, "paused")) == "1"
-
-    async def remove(self, job_id: str, opts: Optional[Mapping[str, Any]] = None) -> int:
-        jid = v.existing_job_id(job_id, "job_id")
-        await self.waitUntilReady()
-        [r] = await scripts.remove(self.runner, [jid])
-        return 1 if r == 1 else 0
 
     # -- reading ------------------------------------------------------------------------
 

@@ -47,6 +47,10 @@ class JobOptions(TypedDict, total=False):
     deduplication: DeduplicationOptions
     lane: str
     group: GroupOptions
+    failParentOnFailure: bool
+    continueParentOnFailure: bool
+    ignoreDependencyOnFailure: bool
+    removeDependencyOnFailure: bool
 
 
 class QueueBaseOptions(TypedDict, total=False):
@@ -55,6 +59,8 @@ class QueueBaseOptions(TypedDict, total=False):
     defaultJobOptions: JobOptions
     maxPayloadBytes: int
     keepLogs: int
+    skipVersionCheck: bool
+    skipWaitingForReady: bool
 
 
 class RateLimiterOptions(TypedDict):
@@ -77,6 +83,8 @@ class WorkerOptions(TypedDict, total=False):
     removeOnComplete: Union[bool, int, KeepJobs]
     removeOnFail: Union[bool, int, KeepJobs]
     settings: Dict[str, Callable[..., Any]]
+    skipVersionCheck: bool
+    skipWaitingForReady: bool
 
 
 class QueueEventsOptions(TypedDict, total=False):
@@ -85,6 +93,7 @@ class QueueEventsOptions(TypedDict, total=False):
     blockingTimeout: int
     lastEventId: str
     autorun: bool
+    skipVersionCheck: bool
 
 
 class RetryJobsOptions(TypedDict, total=False):
@@ -95,3 +104,42 @@ class RetryJobsOptions(TypedDict, total=False):
 
 class PromoteJobsOptions(TypedDict, total=False):
     count: int
+
+
+class QueueEventsProducerOptions(TypedDict, total=False):
+    connection: Union[Dict[str, Any], Any, str]
+    prefix: str
+    skipVersionCheck: bool
+
+
+class RepeatOptions(TypedDict, total=False):
+    every: int
+    pattern: str
+    tz: str
+    offset: int
+    immediately: bool
+    count: int
+    limit: int
+    startDate: Union[int, str]
+    endDate: Union[int, str]
+
+
+class JobSchedulerTemplateJson(TypedDict, total=False):
+    data: Any
+    opts: JobOptions
+
+
+class JobSchedulerJson(TypedDict, total=False):
+    key: str
+    id: str
+    name: str
+    next: int
+    iterationCount: int
+    limit: int
+    startDate: int
+    endDate: int
+    tz: str
+    pattern: str
+    every: int
+    offset: int
+    template: JobSchedulerTemplateJson

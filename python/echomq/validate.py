@@ -140,9 +140,12 @@ def lane_name(value: Any, field: str = "lane") -> str:
 
 
 def queue_name(value: Any, field: str = "queue name") -> str:
-    if value is None or value == "":
-        fail(field, f"a non-empty string of at most {MAX_NAME_LENGTH} characters", value,
-             "Queue name must be provided")
+    # BullMQ Python takes "" as a queue name (Node's BullMQ refuses it): the Python side follows
+    # BullMQ Python. On Redis Cluster its keys would not share a slot (an empty hash tag).
+    if value is None:
+        fail(field, f"a string of at most {MAX_NAME_LENGTH} characters", value, "Queue name must be provided")
+    if value == "":
+        return value
     return non_empty_string(field, value)
 
 

@@ -17,7 +17,7 @@ from . import scripts
 from .abort_controller import AbortController
 from .backoff import backoff_delay, is_unrecoverable, normalize_backoff
 from .connection import blocking_client, check_layout, close_client, open_client
-from .errors import StaleJobError, ValidationError, error_from_code
+from .errors import WaitingChildrenError, StaleJobError, ValidationError, error_from_code
 from .event_emitter import EventEmitter
 from .job import Job
 from .keys import DEFAULT_PREFIX, QueueKeys, client_name
@@ -27,6 +27,10 @@ from .queue import Queue
 from .runner import Runner
 from . import validate as v
 from .worker_options import worker_options
+from .worker_flows import WorkerFlows
+from .queue_groups import WorkerGroups, group_defaults
+from .worker_manual import WorkerManual, getCompleted  # noqa: F401 (BullMQ Python's bullmq.worker.getCompleted)
+from .custom_errors.step_errors import DelayedError, RateLimitError, WaitingError
 
 _SETTLE_MAX = 200
 _RECOVER_BATCH = 100
@@ -56,11 +60,8 @@ def _accepts_signal(fn: Callable[..., Any]) -> bool:
     return n >= 3
 
 
-class RateLimitError(Exception):
-    """Thrown by a processor after worker.rateLimit(ms): the job goes back without using an attempt."""
-
-    def __init__(self, message: str = "bullmq:rateLimitExceeded") -> None:
-        super().__init__(message)
+# Raised by a processor after its own move (a step job): the worker leaves the job where it is.
+STEP_ERRORS = (WaitingChildrenError, DelayedError, WaitingError)
 
 
 class _Run:
@@ -73,13 +74,14 @@ class _Run:
         self.task: Optional[asyncio.Task] = None
 
 
-class Worker(EventEmitter):
+class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
     def __init__(self, name: str, processor: Optional[Callable[..., Awaitable[Any]]], opts: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__()
         self.name = v.queue_name(name)
         if processor is not None and not callable(processor):
             v.fail("processor", "an async function (job, token[, signal])", processor)
         self.opts = worker_options(opts)
+        group_defaults(self.opts.get("group"))  # validated here, stored by run()
         self.processor = processor
         self._wants_signal = processor is not None and _accepts_signal(processor)
         self.prefix = DEFAULT_PREFIX if self.opts.get("prefix") is None else v.prefix(self.opts["prefix"])
@@ -132,6 +134,7 @@ class Worker(EventEmitter):
             lim = self.opts.get("limiter")
             if lim:
                 await self.client.hset(self.keys.meta, mapping={"rlmax": str(lim["max"]), "rldur": str(lim["duration"])})
+            await self._apply_group_defaults()
             self._timers = [asyncio.ensure_future(self._stall_loop()), asyncio.ensure_future(self._renew_loop())]
             await self._loop()
         except Exception as err:  # the layout check or a setup write failed: say so, stop
@@ -242,6 +245,9 @@ class Worker(EventEmitter):
         except RateLimitError:
             await self._hand_back(run)
             return
+        except STEP_ERRORS:
+            self._release(run)  # the processor moved its own job (a step job): leave it there
+            return
         except Exception as err:
             await self._failed(run, err)
             return
@@ -310,6 +316,7 @@ class Worker(EventEmitter):
             run.job.returnvalue = result
             run.job.attemptsMade += 1
             self.emit("completed", run.job, result)
+        await self._deliver_outbox(r.job for r, _, _ in batch)
         if reply.jobs:
             self._start(reply.jobs)
 
@@ -364,6 +371,7 @@ class Worker(EventEmitter):
         if delay > 0:
             job.delay = delay
         self.emit("failed", job, err)
+        await self._deliver_outbox([job])
         if reply.jobs:
             self._start(reply.jobs)
 
@@ -377,10 +385,20 @@ class Worker(EventEmitter):
 
     # -- upkeep -------------------------------------------------------------------------
 
+    async def _idle(self, seconds: float) -> bool:
+        """Sleeps up to `seconds`; True when close() ended it. The timers stop between their
+        commands, never cancelled in the middle of one (a command cancelled mid-flight leaves its
+        connection busy, and close would wait on it)."""
+        ev = self.__dict__.setdefault("_stopping", asyncio.Event())
+        try:
+            await asyncio.wait_for(ev.wait(), seconds)
+            return True
+        except asyncio.TimeoutError:
+            return self.closing
+
     async def _renew_loop(self) -> None:
         every = self.opts["lockRenewTime"] / 1000
-        while not self.closed:
-            await asyncio.sleep(every)
+        while not await self._idle(every):
             await self.extendLocks()
 
     async def extendLocks(self) -> None:
@@ -398,11 +416,15 @@ class Worker(EventEmitter):
             r = self._runs.get(jid)
             if r is not None and r.controller is not None:
                 r.controller.abort("lock lost")
+        renewed = [str(r.job.id) for r in runs if str(r.job.id) not in lost]
+        if renewed:
+            self.emit("locksRenewed", {"count": len(renewed), "jobIds": renewed})  # BullMQ Python's event
 
     async def _stall_loop(self) -> None:
-        while not self.closed:
+        while not self.closing:
             await self.runStalledJobsCheck()
-            await asyncio.sleep(self.opts["stalledInterval"] / 1000)
+            if await self._idle(self.opts["stalledInterval"] / 1000):
+                return
 
     async def runStalledJobsCheck(self) -> None:
         """The stall sweep: at most 10 bounded recover calls; emits stalled (and failed)."""
@@ -420,6 +442,8 @@ class Worker(EventEmitter):
                     break
             from .schedulers import repair_schedulers
             await repair_schedulers(self.client, self.runner, self.keys)
+            from .outbox import drain_outbox
+            await drain_outbox(self.client, self.keys)
         except Exception as err:
             if not self.closing:
                 self.emit("error", err)
@@ -505,8 +529,9 @@ class Worker(EventEmitter):
                 await asyncio.wait_for(asyncio.shield(self._main), 5)
             except BaseException:
                 pass
-        for t in self._timers:
-            t.cancel()
+        self.__dict__.setdefault("_stopping", asyncio.Event()).set()
+        # The timers finish the command they are in and stop (see _idle) before the client closes.
+        await asyncio.gather(*self._timers, return_exceptions=True)
         self.closed = True
         if self.bclient is not self.client:
             await close_client(self.bclient)

@@ -63,7 +63,7 @@ CASES = [
     ("opts a number", lambda q, j: q.add("job", {}, 5), "opts", "a dict", "5"),
     ("opts a list", lambda q, j: q.add("job", {}, []), "opts", "a dict", "a list of 0"),
     ("group and lane differ", add({"lane": "a", "group": {"id": "b"}}), "group.id", "the same as lane", '"b"'),
-    ("parent (flows not yet)", add({"parent": {"id": "1", "queue": "emq:q"}}), "parent", "absent", "a dict"),
+    ("parent queue unqualified", add({"parent": {"id": "1", "queue": "q"}}), "opts.parent.queue", "qualified name", '"q"'),
     ("dedup without id", add({"deduplication": {"ttl": 5}}), "deduplication.id", "a non-empty string", "None"),
     ("addBulk not a list", lambda q, j: q.addBulk({}), "jobs", "a list", "a dict"),
     ("addBulk None entry", lambda q, j: q.addBulk([{"name": "a", "data": {}}, None]), "jobs[1]", "a dict", "None"),
@@ -129,13 +129,13 @@ async def test_messages_begin_with_bullmq_text(conn, qname, opts, text):
 
 
 @pytest.mark.parametrize("make,field,got", [
-    (lambda: Queue(""), "queue name", '""'),
+    (lambda: Queue(None), "queue name", "None"),
     (lambda: Queue(5), "queue name", "5"),
     (lambda: Queue("q", {"prefix": ""}), "prefix", '""'),
     (lambda: Queue("q", {"defaultJobOptions": {"priority": -2}}), "priority", "-2"),
     (lambda: Queue("q", {"maxPayloadBytes": 0}), "maxPayloadBytes", "0"),
     (lambda: Queue("q", {"conection": {}}), "opts.conection", '"conection"'),
-    (lambda: Worker("", None, {"autorun": False}), "queue name", '""'),
+    (lambda: Worker(None, None, {"autorun": False}), "queue name", "None"),
     (lambda: Worker("q", 42), "processor", "42"),
     (lambda: Worker("q", None, {"concurrency": 2.5}), "concurrency", "2.5"),
     (lambda: Worker("q", None, {"lockDuration": 0}), "lockDuration", "0"),
