@@ -7,7 +7,7 @@ import { jobKey, depsKey, type QueueKeys } from '../src/core/keys.js';
 
 /** BullMQ's logical name of a job, as job.parentKey and the children getters show it. */
 const lname = (keys: QueueKeys, id: string) => `${keys.prefix}:${keys.queue}:${id}`;
-import { drainOutbox } from '../src/lifecycle/flows.js';
+import { drainOutbox } from '../src/job/flows.js';
 import { parseJobKey } from '../src/lifecycle/flow-producer.js';
 import { scripts } from '../src/scripts/index.js';
 import { lifecycleScripts } from '../src/scripts/lifecycle.js';

@@ -8,8 +8,8 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { JOB_STATES } from '../ops/inspect.js';
-import { connect, disconnect, userMessage, UserError, type Target } from '../ops/target.js';
-import * as ops from '../ops/operations.js';
+import { connect, disconnect, userMessage, UserError, type Target } from '../operator/target.js';
+import * as ops from '../operator/operations.js';
 import { jobText, jobsTable, lanesTable, progressBar, queuesTable, statusText } from './format.js';
 
 export interface CliIO {

@@ -18,9 +18,9 @@ import { shardQueueName } from '../core/keys.js';
 import { ensureShardLayout, MAX_SHARDS } from './sharded.js';
 import { Worker, shardedWorkerFactory, type Processor, type WorkerOptions } from '../worker/worker.js';
 import type { Job } from '../job/job.js';
-import type { SlotPool } from './slot-pool.js';
+import type { SlotPool } from '../worker/slot-pool.js';
 
-export type { SlotPool } from './slot-pool.js';
+export type { SlotPool } from '../worker/slot-pool.js';
 import * as v from '../core/validate.js';
 import { reportError } from '../core/errors.js';
 

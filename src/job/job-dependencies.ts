@@ -13,7 +13,7 @@
  */
 import type { JobContext } from './job-context.js';
 import { depsKey, jobKey, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
-import { drainOutbox } from '../lifecycle/flows.js';
+import { drainOutbox } from './flows.js';
 import { lifecycleScripts } from '../scripts/lifecycle.js';
 import { jobScripts } from '../scripts/job-scripts.js';
 import { scripts } from '../scripts/index.js';

@@ -10,9 +10,9 @@
  */
 import { retryPlan, type BackoffStrategy, type RetryPlan } from '../core/backoff.js';
 import { lockError, UnrecoverableError, Code } from '../core/errors.js';
-import type { HeldJob, JobContext, JobFactory } from '../job/job-context.js';
+import type { HeldJob, JobContext, JobFactory } from './job-context.js';
 import { jobKey, queueKeys } from '../core/keys.js';
-import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
+import { drainOutbox, mayWriteOutbox } from './flows.js';
 import { scripts, type ClaimedJob, type ClaimReply } from '../scripts/index.js';
 import * as v from '../core/validate.js';
 

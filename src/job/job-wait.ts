@@ -3,7 +3,7 @@
  * preparing jobs and log lines for their scripts.
  */
 import { checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions } from '../core/options.js';
-import { parentArgs } from '../lifecycle/flows.js';
+import { parentArgs } from './flows.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
 import { ClosedError, JobNotFoundError } from '../core/errors.js';
 import type { QueueEvents } from '../events/queue-events.js';

@@ -17,14 +17,14 @@ import type { QueueEvents } from '../events/queue-events.js';
 import { jobKey, logicalJobName, logsKey, queueKeys, type QueueKeys } from '../core/keys.js';
 import { normalizeBackoff } from '../core/backoff.js';
 import * as v from '../core/validate.js';
-import * as moves from '../worker/worker-moves.js';
-import type { NextJobTuple } from '../worker/worker-moves.js';
+import * as moves from './job-moves.js';
+import type { NextJobTuple } from './job-moves.js';
 import { jobContextOf, jobError, lockedError, missingParentError, stateName, withBullText, type JobState } from './job-state.js';
 import {
   definedOnly, jobStateFromJson, num, optsFromJSON, parseJson, storedJobOptions, storedParent, type JobJson, type JobJsonSandbox, type ParentKeys,
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
-import { reopenChild } from '../lifecycle/flows.js';
+import { reopenChild } from './flows.js';
 import { isHeld } from '../queue/queue-maintenance.js';
 import { addLog, prepare, waitUntilFinished } from './job-wait.js';
 

@@ -24,8 +24,8 @@ import { DEFAULT_PREFIX, jobKey, parseJobKey, queueKeys, type QueueKeys } from '
 import {
   checkSizeLimit, DEFAULT_KEEP_COUNT, DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from '../core/options.js';
-import { drainOutbox, parentArgs, readDependencies, type ParentArgs } from './flows.js';
-import { missingParentError } from './cross-parents.js';
+import { drainOutbox, parentArgs, readDependencies, type ParentArgs } from '../job/flows.js';
+import { missingParentError } from '../job/cross-parents.js';
 import { lifecycleScripts, type FlowNodeArgs } from '../scripts/lifecycle.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
 import * as v from '../core/validate.js';

@@ -8,7 +8,7 @@ import { Queue, type CleanState } from '../queue/queue.js';
 import { Job, type JobContext } from '../job/job.js';
 import { jobKey, queueKeys } from '../core/keys.js';
 import { InvalidStateError, JobNotFoundError } from '../core/errors.js';
-import { JOB_STATES, getJobCounts, laneReadyIds, listLanes, listQueues, type JobCounts, type JobStateName, type LaneInfo } from './inspect.js';
+import { JOB_STATES, getJobCounts, laneReadyIds, listLanes, listQueues, type JobCounts, type JobStateName, type LaneInfo } from '../ops/inspect.js';
 import { getJobs, loadJobs } from '../job/load-jobs.js';
 import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { NotFoundError, UserError, type Target } from './target.js';

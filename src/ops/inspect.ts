@@ -6,7 +6,7 @@ import type { RedisClient } from '../core/connection.js';
 import { jobKey, laneKey, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { MetaField } from '../core/fields.js';
-import { laneCounts, laneMembersByScore } from '../lanes/lane-ready.js';
+import { laneCounts, laneMembersByScore } from './lane-ready.js';
 
 export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'paused', 'waiting-children'] as const;
 export type JobStateName = (typeof JOB_STATES)[number];

@@ -11,7 +11,7 @@
 import type { Job, JobContext } from '../job/job.js';
 import { laneKey, laneRateKey } from '../core/keys.js';
 import { loadJobs } from '../job/load-jobs.js';
-import { laneCounts, laneCountsPerPriority, laneMembersByRank } from '../lanes/lane-ready.js';
+import { laneCounts, laneCountsPerPriority, laneMembersByRank } from '../ops/lane-ready.js';
 import { DEFAULT_LANE } from '../core/options.js';
 import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { scripts } from '../scripts/index.js';

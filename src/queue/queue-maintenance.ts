@@ -6,11 +6,11 @@
  */
 import { masterNodes } from '../core/connection.js';
 import { ActiveJobsError, EchoError, JobNotFoundError, Code } from '../core/errors.js';
-import { drainOutbox } from '../lifecycle/flows.js';
+import { drainOutbox } from '../job/flows.js';
 import type { JobContext } from '../job/job-context.js';
 import { depsKey, jobKey, queueKeyPattern, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
 import { laneReadyIds } from '../ops/inspect.js';
-import { laneCounts } from '../lanes/lane-ready.js';
+import { laneCounts } from '../ops/lane-ready.js';
 import { scripts } from '../scripts/index.js';
 import * as v from '../core/validate.js';
 import { JobField, MetaField } from '../core/fields.js';

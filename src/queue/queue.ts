@@ -5,6 +5,7 @@
  * QueueGetters (queue-getters.ts), identity QueueBase (queue-base.ts).
  */
 import { GroupMaxSizeExceededError } from '../pro/errors.js';
+import * as groups from '../pro/groups.js';
 import { checkEvictionPolicy, closeConnection, type Connection, type ConnectionInput } from '../core/connection.js';
 import { errorFromCode, guardedEmit, ActiveJobsError, ValidationError } from '../core/errors.js';
 import { Job, type JobContext } from '../job/job.js';
@@ -15,14 +16,14 @@ import {
   DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
 } from '../core/options.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
-import { parentArgs } from '../lifecycle/flows.js';
+import { parentArgs } from '../job/flows.js';
 import * as v from '../core/validate.js';
 import { startProducerSpan, type TraceCarrier } from '../ops/tracing.js';
 import * as schedulers from '../lifecycle/schedulers.js';
 import { QueueGetters } from './queue-getters.js';
 import { IDENTITY_BY_SUBCLASS } from './queue-base.js';
 import * as maint from './queue-maintenance.js';
-import { attached, JobScheduler, Repeat } from '../lifecycle/repeat.js';
+import { attached, JobScheduler, Repeat } from './repeat.js';
 import type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 
 import type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
@@ -525,6 +526,20 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     this.open();
     return schedulers.removeJobScheduler(this.ctx.client, this.keys, id);
   }
+
+  // BullMQ Pro's group settings (a group is a lane; src/pro/groups.ts).
+  /** Most jobs of the group active at once across all workers; wins over the Worker's group.concurrency. */
+  async setGroupConcurrency(groupId: string, concurrency: number): Promise<void> { this.open(); return groups.setGroupConcurrency(this.ctx, groupId, concurrency); }
+  /** Drops the group's own concurrency (the Worker default applies again). */
+  async removeGroupConcurrency(groupId: string): Promise<void> { this.open(); return groups.removeGroupConcurrency(this.ctx, groupId); }
+  /** At most max jobs of the group start per duration ms; wins over the Worker's group.limit. */
+  async setGroupRateLimit(groupId: string, max: number, duration: number): Promise<void> { this.open(); return groups.setGroupRateLimit(this.ctx, groupId, max, duration); }
+  /** Drops the group's own rate limit (the Worker default applies again). */
+  async removeGroupRateLimit(groupId: string): Promise<void> { this.open(); return groups.removeGroupRateLimit(this.ctx, groupId); }
+  /** false when already paused. A paused id is remembered before the group has jobs. */
+  async pauseGroup(groupId: string): Promise<boolean> { this.open(); return groups.pauseGroup(this.ctx, groupId); }
+  /** false when not paused (or no such group). */
+  async resumeGroup(groupId: string): Promise<boolean> { this.open(); return groups.resumeGroup(this.ctx, groupId); }
 
   protected _jobScheduler?: JobScheduler;
   protected _repeat?: Repeat;

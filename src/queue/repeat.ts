@@ -9,10 +9,10 @@
  * Both share their queue's client when made by a Queue, and the Queue re-emits their 'error'.
  */
 import { Job } from '../job/job.js';
-import { QueueBase } from '../queue/queue-base.js';
-import type { QueueOptions } from '../queue/queue-options.js';
-import * as schedulers from './schedulers.js';
-import type { JobSchedulerJson, RepeatOptions, SchedulerJobOptions } from './schedulers.js';
+import { QueueBase } from './queue-base.js';
+import type { QueueOptions } from './queue-options.js';
+import * as schedulers from '../lifecycle/schedulers.js';
+import type { JobSchedulerJson, RepeatOptions, SchedulerJobOptions } from '../lifecycle/schedulers.js';
 import * as v from '../core/validate.js';
 
 /** BullMQ 5's RepeatableJob: a scheduler as the legacy getRepeatableJobs lists it. */

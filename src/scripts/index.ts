@@ -3,7 +3,7 @@
  * `-- KEYS:` header picks which) and named arguments, and returns a parsed reply.
  */
 import { keepArgs } from '../core/options.js';
-import { missingParentError, parentReplacedAddError, registerCrossParents } from '../lifecycle/cross-parents.js';
+import { missingParentError, parentReplacedAddError, registerCrossParents } from '../job/cross-parents.js';
 import type { AddJobArgs, AddReply, ClaimedJob, ClaimReply } from './args.js';
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';

@@ -6,7 +6,7 @@ import type { BackoffStrategy } from '../core/backoff.js';
 import type { ConnectionInput } from '../core/connection.js';
 import type { Job } from '../job/job.js';
 import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, type KeepJobs } from '../core/options.js';
-import type { SlotPool } from '../cluster/slot-pool.js';
+import type { SlotPool } from './slot-pool.js';
 import { ValidationError } from '../core/errors.js';
 import * as v from '../core/validate.js';
 import type { SandboxedOptions } from '../sandbox/index.js';

@@ -5,7 +5,7 @@
 import { StaleJobError, UnrecoverableError } from '../core/errors.js';
 import { Job, type JobContext } from '../job/job.js';
 import { repairSchedulers } from '../lifecycle/schedulers.js';
-import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
+import { drainOutbox, mayWriteOutbox } from '../job/flows.js';
 import { scripts } from '../scripts/index.js';
 
 /** A job the worker is running. */

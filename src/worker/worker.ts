@@ -1,10 +1,8 @@
 /**
- * Worker: claims jobs, runs the processor, settles them. The hot path is at most one Redis call
- * per job: `complete` settles the jobs that finished together (up to half the concurrency per
- * call) and claims as many next jobs in the same script, `fail` does the same for one job; an
- * idle worker blocks on the queue's wake list instead of polling; leases are renewed in one call
- * (worker-upkeep.ts); the settle path is in worker-settle.ts. Without a processor the worker serves manual processing (worker-manual.ts;
- * the Job's lock-holder calls are in worker-moves.ts); options are validated in worker-options.ts.
+ * Worker: claims jobs, runs the processor, settles them: at most one Redis call per job
+ * (`complete` settles a batch and claims as many in the same script; worker-settle.ts), an idle
+ * worker blocks on the wake list, leases are renewed in one call (worker-upkeep.ts).
+ * Manual processing: worker-manual.ts; the Job's lock-holder calls: src/job/job-moves.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from '../core/backoff.js';
@@ -18,12 +16,12 @@ import * as v from '../core/validate.js';
 import { traceProcess, tracingAvailable } from '../ops/tracing.js';
 import { advanceScheduler } from '../lifecycle/schedulers.js';
 import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
-import type { SlotPool } from '../cluster/slot-pool.js';
+import type { SlotPool } from './slot-pool.js';
 import { createSandboxProcessor, type SandboxProcessor } from '../sandbox/index.js';
-import { applyGroupDefaults, workerGroupDefaults, type GroupDefaults } from '../pro/groups.js';
+import { applyGroupDefaults, rateLimitGroup, workerGroupDefaults, type GroupDefaults } from '../pro/groups.js';
 import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
 import { WorkerBase } from './worker-base.js';
-import { extendJobLocks, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
+import { extendJobLocks, startedTooOften, type MoveContext, type WorkerHooks } from '../job/job-moves.js';
 import { HeldJobs } from './worker-manual.js';
 import { Settler, toError } from './worker-settle.js';
 import { MetaField } from '../core/fields.js';
@@ -306,6 +304,9 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   extendJobLocks(jobIds: string[], tokens: string[], duration: number): Promise<string[]> {
     return extendJobLocks(this.ctx, jobIds, tokens, duration);
   }
+
+  /** BullMQ Pro: the job's group leaves the ring for ms; throw Worker.RateLimitError() after it. */
+  rateLimitGroup(job: Job, ms: number): Promise<void> { return rateLimitGroup(this.ctx, job, ms); }
 
   get activeCount(): number {
     return this.running.size;
