@@ -14,7 +14,7 @@ import { scripts, type ScriptContext } from '../scripts/index.js';
 import { jobScripts } from '../scripts/job-scripts.js';
 import { JobNotFoundError, Code } from '../core/errors.js';
 import type { QueueEvents } from '../events/queue-events.js';
-import { jobKey, logicalJobName, logsKey, queueKeys, type QueueKeys } from '../core/keys.js';
+import { jobKey, logicalJobName, logsKey, parseLogicalJobName, queueKeys, type QueueKeys } from '../core/keys.js';
 import { normalizeBackoff } from '../core/backoff.js';
 import * as v from '../core/validate.js';
 import * as moves from './job-moves.js';
@@ -25,7 +25,6 @@ import {
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
 import { reopenChild } from './flows.js';
-import { isHeld } from '../queue/queue-maintenance.js';
 import { addLog, prepare, waitUntilFinished } from './job-wait.js';
 
 export { stateName, jobContextOf, type JobState } from './job-state.js';
@@ -344,9 +343,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     // BullMQ's parentKey `<prefix>:<queue>:<id>` (its logical name) as the `parent` option.
     const pk = parentOpts?.parentKey;
     if (pk !== undefined && opts.parent === undefined) {
-      const i = v.nonEmptyString('parentOpts.parentKey', pk, 4096).lastIndexOf(':');
-      if (i <= 0) v.fail('parentOpts.parentKey', "a job's logical name '<prefix>:<queue>:<id>'", pk);
-      opts.parent = { id: pk.slice(i + 1), queue: pk.slice(0, i) };
+      opts.parent = parseLogicalJobName(v.nonEmptyString('parentOpts.parentKey', pk, 4096)) ??
+        v.fail('parentOpts.parentKey', "a job's logical name '<prefix>:<queue>:<id>'", pk);
     }
     const [r] = await scripts.add(this.ctx, [prepare(this.ctx, { name: this.name, data: this.data, opts }, '')]);
     if (r.error) throw r.error;
@@ -437,8 +435,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    */
   async remove({ removeChildren = true }: { removeChildren?: boolean } = {}): Promise<void> {
     const withChildren = v.boolean('removeChildren', removeChildren);
-    // As BullMQ: an active job anywhere in the tree leaves the whole tree untouched.
-    if (withChildren && (await isHeld(this.ctx, this.ctx.keys, this.id, true))) throw lockedError(this.id);
     const r = await deps.removeWithChildren(this.ctx, this.id, withChildren);
     if (r === Code.BAD_STATE) throw lockedError(this.id);
     owners.get(this)?.emit('removed', this);

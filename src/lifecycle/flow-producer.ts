@@ -448,4 +448,3 @@ export class FlowProducer extends EventEmitter {
   }
 }
 
-export { parseJobKey } from '../core/keys.js';

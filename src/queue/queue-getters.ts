@@ -16,7 +16,7 @@ import { laneCountsPerPriority } from '../ops/lane-ready.js';
 import { QueueBase } from './queue-base.js';
 import { bullmqPrometheusText, isGlobalVariables, readMetrics, type Metrics } from './queue-metrics.js';
 import { clientsNamed, type ClientInfo } from './workers-list.js';
-import { parseJobKey } from '../lifecycle/flow-producer.js';
+import { parseJobKey } from '../core/keys.js';
 import type { MetricsOptions } from '../ops/metrics.js';
 import * as v from '../core/validate.js';
 import * as schedulers from '../lifecycle/schedulers.js';
