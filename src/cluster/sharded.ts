@@ -26,6 +26,7 @@ import { jobKey, queueKeys, shardQueueName, type QueueKeys } from '../core/keys.
 import { getJobCounts, jobTypes, rangeArgs, type JobType, type LaneInfo } from '../ops/inspect.js';
 import { loadRefs, shardedCounts, shardedRefs } from './sharded-listing.js';
 import { Job, type JobContext, type JobState } from '../job/job.js';
+import { withDefaults } from '../job/new-job.js';
 import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD, type JobOptions } from '../core/options.js';
 import type { RedisClient } from '../core/connection.js';
 import type { JobSchedulerJson, JobSchedulerTemplate, RepeatOptions } from '../lifecycle/schedulers.js';
@@ -178,9 +179,8 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
 
   override async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
     // Route by the lane; the shard's add validates everything (a bad lane fails there too).
-    // (The same merge as Queue.prepare, so the job's lane and its shard always agree.)
-    const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
-    const lane: unknown = (merged as JobOptions | undefined)?.lane ?? DEFAULT_LANE;
+    // The same merge as the new-job path, so the job's lane and its shard always agree.
+    const lane: unknown = withDefaults(this.opts.defaultJobOptions, opts)?.lane ?? DEFAULT_LANE;
     await this.ready();
     const job = await this.shardQueues[typeof lane === 'string' ? laneShard(lane, this.shards) : 0].add(name, data, opts);
     this.emit('waiting', job);

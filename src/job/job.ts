@@ -25,7 +25,8 @@ import {
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
 import { reopenChild } from './flows.js';
-import { addLog, prepare, waitUntilFinished } from './job-wait.js';
+import { addLog, waitUntilFinished } from './job-wait.js';
+import { addJobs, addedJobHash, newJob, ADD_BATCH } from './new-job.js';
 
 export { stateName, jobContextOf, type JobState } from './job-state.js';
 export type { JobJson, JobJsonSandbox, ParentKeys } from './job-json.js';
@@ -60,8 +61,6 @@ const FROM_HASH = Symbol('fromHash');
  */
 const owners = new WeakMap<object, Emitter>();
 
-/** Most jobs per add-script call of createBulk (as Queue.addBulk). */
-const ADD_BATCH = 100;
 
 export class Job<DataType = any, ReturnType = any, NameType extends string = string> {
   /** The job's id (undefined on a `new Job(...)` that was given none and is not saved yet, as in BullMQ). */
@@ -231,23 +230,28 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return (await Job.createBulk<T, R, N>(queue, [{ name, data, opts }]))[0];
   }
 
-  /** Adds several jobs: validated first, then one add-script call per 100 jobs. */
+  /**
+   * Adds several jobs: validated first, then one add-script call per 100 jobs. Returns, as
+   * BullMQ, a Job per input built from what was sent, with its id; nothing is read back.
+   */
   static async createBulk<T = any, R = any, N extends string = string>(
     queue: object, jobs: Array<{ name: N; data: T; opts?: JobOptions }>,
   ): Promise<Array<Job<T, R, N>>> {
     const ctx = jobContextOf(queue);
     if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
-    const prepared = jobs.map((j, i) => prepare(ctx, v.plainObject(`jobs[${i}]`, j), jobs.length === 1 ? '' : `jobs[${i}].`));
+    const prepared = jobs.map((j, i) => {
+      v.plainObject(`jobs[${i}]`, j);
+      return newJob(ctx.keys, ctx.maxPayloadBytes, j.name, j.data, j.opts, undefined, jobs.length === 1 ? '' : `jobs[${i}].`).args;
+    });
     const out: Array<Job<T, R, N>> = [];
     for (let i = 0; i < prepared.length; i += ADD_BATCH) {
-      const batch = prepared.slice(i, i + ADD_BATCH);
-      const replies = await scripts.add(ctx, batch);
+      const replies = await addJobs(ctx, prepared.slice(i, i + ADD_BATCH));
       const failed = replies.find((r) => r.error);
       if (failed) throw failed.error;
-      const loaded = await Promise.all(replies.map((r) => Job.load(ctx, r.id, queue)));
-      loaded.forEach((job, k) => {
-        const j = jobs[i + k];
-        out.push((job ?? new Job(queue, j.name, j.data, j.opts, replies[k].id)) as Job<T, R, N>);
+      replies.forEach((r, k) => {
+        const job = Job.fromHash(ctx, r.id, addedJobHash(prepared[i + k]!)) as Job<T, R, N>;
+        if (queue !== ctx) owners.set(job, queue as Emitter);
+        out.push(job);
       });
     }
     return out;
@@ -346,7 +350,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       opts.parent = parseLogicalJobName(v.nonEmptyString('parentOpts.parentKey', pk, 4096)) ??
         v.fail('parentOpts.parentKey', "a job's logical name '<prefix>:<queue>:<id>'", pk);
     }
-    const [r] = await scripts.add(this.ctx, [prepare(this.ctx, { name: this.name, data: this.data, opts }, '')]);
+    const [r] = await addJobs(this.ctx, [newJob(this.ctx.keys, this.ctx.maxPayloadBytes, this.name, this.data, opts, undefined).args]);
     if (r.error) throw r.error;
     this.id = r.id;
     return r.id;

@@ -12,11 +12,9 @@ import { Job, type JobContext } from '../job/job.js';
 import { type QueueKeys } from '../core/keys.js';
 import type { LaneControls } from '../lanes/lanes.js';
 import { getJobs, loadJobs } from '../job/load-jobs.js';
-import {
-  DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
-} from '../core/options.js';
+import type { JobOptions, QueueCompatOptions } from '../core/options.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
-import { parentArgs } from '../job/flows.js';
+import { addJobs, addedJobHash, newJob, ADD_BATCH } from '../job/new-job.js';
 import * as v from '../core/validate.js';
 import { startProducerSpan, type TraceCarrier } from '../ops/tracing.js';
 import * as schedulers from '../lifecycle/schedulers.js';
@@ -32,7 +30,7 @@ export type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
 export type { QueueOptions } from './queue-options.js';
 import type { QueueOptions } from './queue-options.js';
-import { JobField, MetaField } from '../core/fields.js';
+import { MetaField } from '../core/fields.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
 const RATE_BLOCK = 2 ** 50;
@@ -41,11 +39,6 @@ const RATE_BLOCK = 2 ** 50;
 /** @internal Filled by sharded.ts (a static import would be a cycle): builds a sharded queue. */
 export const shardedQueueFactory: { create?: (name: string, opts: QueueOptions) => Queue } = {};
 
-/**
- * Most jobs per addBulk call to Redis; bigger bulks are split (one round trip per batch). An add
- * costs Redis ~10–20 µs a job, so 100 keeps every call near 2 ms (test/reliability-bounded).
- */
-const ADD_BATCH = 100;
 /**
  * Jobs per script call when single adds of one tick travel together. Smaller than ADD_BATCH so
  * that Redis works on the first calls while the client still sends or resolves the others:
@@ -135,32 +128,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     void checkEvictionPolicy(this.conn.client);
   }
 
-  /** Validates and normalises one job for the add script (also used by sharded.ts). */
+  /** Validates and encodes one job with this queue's defaults (new-job.ts; also used by sharded.ts). */
   protected prepare(name: unknown, data: unknown, opts: JobOptions | undefined, field: string, telemetry?: TraceCarrier): AddJobArgs {
-    v.string(`${field}name`, name);
-    const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
-    const n = normalizeJobOptions(merged, `${field}opts`);
-    const json = v.encodeJson(`${field}data`, data, this.ctx.maxPayloadBytes);
-    if (n.sizeLimit !== undefined) checkSizeLimit(n, name as string, json, `${field}data`);
-    const args: AddJobArgs = {
-      id: n.jobId ?? '',
-      name: name as string,
-      data: json,
-      opts: storedOptions(merged, n, telemetry),
-      priority: n.priority,
-      lane: n.lane,
-      delay: n.delay,
-      lifo: n.lifo,
-      keepCompleted: n.keepCompleted,
-      keepFailed: n.keepFailed,
-      dedupId: n.deduplication?.id,
-      dedupTtl: n.deduplication?.ttl,
-      groupMaxSize: n.groupMaxSize,
-    };
-    if (n.deduplication?.mode) args.dedupMode = n.deduplication.mode;
-    if (n.timestamp !== undefined) args.timestamp = n.timestamp;
-    if (n.parent) args.parent = parentArgs(n.parent, this.keys, n.policy);
-    return args;
+    return newJob(this.keys, this.ctx.maxPayloadBytes, name, data, opts, this.opts.defaultJobOptions, field, telemetry).args;
   }
 
   /**
@@ -205,7 +175,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       for (let i = 0; i < pending.length; i += ADD_COALESCE) chunks.push(pending.slice(i, i + ADD_COALESCE));
       await Promise.all(chunks.map(async (chunk) => {
         try {
-          const replies = await scripts.add(this.ctx, chunk.map((p) => p.args));
+          const replies = await addJobs(this.ctx, chunk.map((p) => p.args));
           replies.forEach((r, k) => {
             const { args, resolve, reject } = chunk[k];
             if (r.error) reject(r.error);
@@ -255,7 +225,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     const batches: AddJobArgs[][] = [];
     for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
     const built = await Promise.all(batches.map(async (batch) => {
-      const replies = await scripts.add(this.ctx, batch);
+      const replies = await addJobs(this.ctx, batch);
       const failed = replies.find((r) => r.error);
       if (failed) throw failed.error;
       const full = replies.findIndex((r) => r.groupFull);
@@ -270,21 +240,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
 
   /** A Job built from what was just written, without reading it back. */
   private snapshot(id: string, a: AddJobArgs): Job<DataType, ReturnType, NameType> {
-    const h: Record<string, string> = {
-      name: a.name, data: a.data, opts: a.opts, prio: String(a.priority), lane: a.lane, delay: String(a.delay),
-      att: '0', made: '0', ts: String(a.timestamp ?? Date.now()), st: a.delay > 0 ? 'd' : 'w',
-    };
-    if (a.lifo) h[JobField.lifo] = '1';
-    // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
-    const [kc, ka] = a.keepCompleted;
-    const [kfc, kfa] = a.keepFailed;
-    if (kc !== DEFAULT_KEEP_COUNT) h[JobField.keepCompletedCount] = String(kc);
-    if (ka > 0) h[JobField.keepCompletedAge] = String(ka);
-    if (kfc !== DEFAULT_KEEP_COUNT) h[JobField.keepFailedCount] = String(kfc);
-    if (kfa > 0) h[JobField.keepFailedAge] = String(kfa);
-    const p = a.parent;
-    if (p) Object.assign(h, { pid: p.id, pk: p.key, pq: p.queue, ppx: p.prefix }, p.policy ? { pol: p.policy } : {});
-    return Job.fromHash(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
+    return Job.fromHash(this.ctx, id, addedJobHash(a)) as Job<DataType, ReturnType, NameType>;
   }
 
   /** Re-scores a job; a waiting job moves to the back of its new tier. */
