@@ -57,7 +57,7 @@ export interface JobOptions {
   sizeLimit?: number;
   /** Most log entries kept for the job (stored with its options). */
   keepLogs?: number;
-  /** The job's parent: it waits for this job as for a flow child (src/lifecycle/flows.ts). */
+  /** The job's parent: it waits for this job as for a flow child (src/job/flows.ts). */
   parent?: ParentOptions;
   /** When this child fails for good, its parent fails at once. */
   failParentOnFailure?: boolean;

@@ -4,7 +4,7 @@
  * removeUnprocessedChildren, remove({ removeChildren })). Plain functions over a JobContext.
  *
  * The parent's `deps:<id>` hash maps each child's job key to a status letter and a value
- * (src/lifecycle/flows.ts, docs/schedulers-and-flows.md): p pending, c<returnvalue> completed,
+ * (src/job/flows.ts, docs/schedulers-and-flows.md): p pending, c<returnvalue> completed,
  * i<reason> failed and ignored, f<reason> failed and failed the parent, r removed. BullMQ keeps
  * four structures instead (processed hash, dependencies set, failed hash, unsuccessful zset);
  * here they are views of the one hash: processed = c, unprocessed = p, ignored = i,

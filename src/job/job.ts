@@ -574,7 +574,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return { id: p.id, key: jobKey(keys, p.id), keys };
   }
 
-  // --- lock-holder moves (worker-side; see worker-moves.ts) ---
+  // --- lock-holder moves (worker-side; see job-moves.ts) ---
   /** Completes the job held under `token`; with fetchNext, claims the next job for the same token in the same call. */
   moveToCompleted(returnValue: ReturnType, token: string, fetchNext = true): Promise<NextJobTuple | []> { return moves.moveToCompleted(this, this.ctx, returnValue, token, fetchNext); }
   /** Fails (or retries, by attempts and backoff) the job held under `token`. */

@@ -189,7 +189,7 @@ async function laneStates(ctx: ScriptContext, lanes: readonly string[]): Promise
     p.zscore(ctx.keys.rlwait, lane);
     p.hget(ctx.keys.llimit, lane);
     p.hget(ctx.keys.lactive, lane);
-    p.hexists(ctx.keys.lone, lane); // a one-job lane (lanes/lane-ready.ts)
+    p.hexists(ctx.keys.lone, lane); // a one-job lane (ops/lane-ready.ts)
   }
   const r = (await p.exec())!.map(([err, val]) => {
     if (err) throw err;

@@ -108,7 +108,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     v.queueName(name);
     v.plainObject('opts', opts);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
-      if (!shardedQueueFactory.create) throw new Error('sharded queues need src/sharded.js loaded (import from the package index)');
+      if (!shardedQueueFactory.create) throw new Error('sharded queues need src/cluster/sharded.ts loaded: import Queue from the package root (echomq), which loads it');
       return shardedQueueFactory.create(name, opts) as Queue<DataType, ReturnType, NameType>;
     }
     const { evmax } = this.assignIdentity(name, opts);

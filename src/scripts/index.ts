@@ -254,7 +254,7 @@ export const scripts = {
   moveToWait: async (ctx: ScriptContext, a: { id: string; token: string }) => Number(await raw.moveToWait(ctx, [a.id, a.token])),
 
   /**
-   * Lock-holder calls (manual processing, step jobs; src/worker/worker-moves.ts). owner: the caller's
+   * Lock-holder calls (manual processing, step jobs; src/job/job-moves.ts). owner: the caller's
    * token ('' = not checked); fence: the att the caller's Job was claimed under ('' = unknown).
    * Negative replies are lib/lock.lua's codes (-1, -2, -3, -6).
    */

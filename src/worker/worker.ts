@@ -101,7 +101,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     }
     v.plainObject('opts', opts);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
-      if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/sharded-worker.js loaded (import from the package index)');
+      if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/cluster/sharded-worker.ts loaded: import Worker from the package root (echomq), which loads it');
       return shardedWorkerFactory.create(name, processor as Processor, opts) as unknown as Worker<D, R, N>;
     }
     // A processor file runs in child processes or threads; each shard's worker has its own pool.
@@ -176,7 +176,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     if (this.processor && this.opts.autorun) void this.run().catch((err) => this.reportError(err));
   }
 
-  /** What the Jobs this worker hands out use for their lock-holder calls (worker-moves.ts). */
+  /** What the Jobs this worker hands out use for their lock-holder calls (src/job/job-moves.ts). */
   private hooks(): WorkerHooks {
     // Read at call time: concurrency and the manual side change after construction.
     // eslint-disable-next-line @typescript-eslint/no-this-alias
