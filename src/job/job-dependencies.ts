@@ -191,8 +191,8 @@ export async function isHeld(ctx: JobContext, id: string, children: boolean, dep
   // Once the lease expired nobody holds the job and it can be removed, as BullMQ removes an
   // active job whose lock is gone (lib/removal.lua).
   const { keys } = ctx;
-  const [[, st], [, deadline], [, time]] = (await ctx.client.multi().hget(jobKey(keys, id), JobField.state).zscore(keys.active, id).time().exec()) as [
-    [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
+  const reply = await ctx.client.multi().hget(jobKey(keys, id), JobField.state).zscore(keys.active, id).time().exec();
+  const [[, st], [, deadline], [, time]] = reply as [[unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
   if (st === 'a' && (deadline === null || Number(deadline) >= redisTimeMs(time))) return true;
   if (!children || depth > MAX_DEPTH) return false;
   for (const c of await childJobs(ctx, id, true)) {

@@ -6,7 +6,7 @@
  * Tokens: the caller's token names the lock owner (one token may serve many jobs); the attempt
  * the Job snapshot was claimed under (`attemptsStarted`) is sent beside it as the fence, so a
  * call for an attempt whose lease was recovered is refused even under the same token
- * (scripts/lib/lock.lua, DESIGN §11). A refused call changes nothing and throws BullMQ's text.
+ * (scripts/lib/lock.lua). A refused call changes nothing and throws BullMQ's text.
  */
 import { retryPlan, type BackoffStrategy, type RetryPlan } from '../core/backoff.js';
 import { lockError, UnrecoverableError, Code } from '../core/errors.js';

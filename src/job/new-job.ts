@@ -6,7 +6,9 @@
  */
 import { JobField } from '../core/fields.js';
 import type { QueueKeys } from '../core/keys.js';
-import { checkSizeLimit, normalizeJobOptions, storedOptions, DEFAULT_KEEP_COUNT, type JobOptions, type NormalizedJobOptions } from '../core/options.js';
+import {
+  checkSizeLimit, normalizeJobOptions, storedOptions, DEFAULT_KEEP_COUNT, type JobOptions, type NormalizedJobOptions,
+} from '../core/options.js';
 import * as v from '../core/validate.js';
 import { scripts, type AddJobArgs, type AddReply } from '../scripts/index.js';
 import type { NewJobArgs } from '../scripts/args.js';

@@ -238,7 +238,8 @@ export async function upsertJobScheduler(
   delete merged.jobId;
   delete merged.delay;
   delete merged.deduplication;
-  const { n, args: a } = newJob(ctx.keys, ctx.maxPayloadBytes, t.name === undefined ? sid : t.name, t.data === undefined ? {} : t.data, merged, undefined, 'template.');
+  const name = t.name === undefined ? sid : t.name;
+  const { n, args: a } = newJob(ctx.keys, ctx.maxPayloadBytes, name, t.data === undefined ? {} : t.data, merged, undefined, 'template.');
   // group.maxSize is checked by the add script only; a scheduler's jobs are made by others.
   if (n.groupMaxSize !== undefined) v.fail('template.opts.group.maxSize', 'absent (scheduled jobs are not limited by group size)', n.groupMaxSize);
   // BullMQ makes nothing (and stores nothing) when the start count is already past the limit.

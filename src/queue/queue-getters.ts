@@ -509,7 +509,10 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
   /** The group's concurrency: its own, else the Worker default, else null. */
   async getGroupConcurrency(groupId: string): Promise<number | null> { this.open(); return groups.getGroupConcurrency(this.ctx, groupId); }
   /** Ms until the group may start jobs again; -2 without a window; 0 below maxJobs. */
-  async getGroupRateLimitTtl(groupId: string, maxJobs?: number): Promise<number> { this.open(); return groups.getGroupRateLimitTtl(this.ctx, groupId, maxJobs); }
+  async getGroupRateLimitTtl(groupId: string, maxJobs?: number): Promise<number> {
+    this.open();
+    return groups.getGroupRateLimitTtl(this.ctx, groupId, maxJobs);
+  }
   /** Waiting jobs in all groups, reading pageSize groups per call. */
   async getGroupsJobsCount(pageSize?: number): Promise<number> { this.open(); return groups.getGroupsJobsCount(this.ctx, pageSize); }
   async getGroupActiveCount(groupId: string): Promise<number> { this.open(); return groups.getGroupActiveCount(this.ctx, groupId); }

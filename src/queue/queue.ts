@@ -108,7 +108,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     v.queueName(name);
     v.plainObject('opts', opts);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
-      if (!shardedQueueFactory.create) throw new Error('sharded queues need src/cluster/sharded.ts loaded: import Queue from the package root (echomq), which loads it');
+      if (!shardedQueueFactory.create) {
+        throw new Error('sharded queues need src/cluster/sharded.ts loaded: import Queue from the package root (echomq), which loads it');
+      }
       return shardedQueueFactory.create(name, opts) as Queue<DataType, ReturnType, NameType>;
     }
     const { evmax } = this.assignIdentity(name, opts);
@@ -485,11 +487,17 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
 
   // BullMQ Pro's group settings (a group is a lane; src/pro/groups.ts).
   /** Most jobs of the group active at once across all workers; wins over the Worker's group.concurrency. */
-  async setGroupConcurrency(groupId: string, concurrency: number): Promise<void> { this.open(); return groups.setGroupConcurrency(this.ctx, groupId, concurrency); }
+  async setGroupConcurrency(groupId: string, concurrency: number): Promise<void> {
+    this.open();
+    return groups.setGroupConcurrency(this.ctx, groupId, concurrency);
+  }
   /** Drops the group's own concurrency (the Worker default applies again). */
   async removeGroupConcurrency(groupId: string): Promise<void> { this.open(); return groups.removeGroupConcurrency(this.ctx, groupId); }
   /** At most max jobs of the group start per duration ms; wins over the Worker's group.limit. */
-  async setGroupRateLimit(groupId: string, max: number, duration: number): Promise<void> { this.open(); return groups.setGroupRateLimit(this.ctx, groupId, max, duration); }
+  async setGroupRateLimit(groupId: string, max: number, duration: number): Promise<void> {
+    this.open();
+    return groups.setGroupRateLimit(this.ctx, groupId, max, duration);
+  }
   /** Drops the group's own rate limit (the Worker default applies again). */
   async removeGroupRateLimit(groupId: string): Promise<void> { this.open(); return groups.removeGroupRateLimit(this.ctx, groupId); }
   /** false when already paused. A paused id is remembered before the group has jobs. */

@@ -53,11 +53,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   // `!`: with `shards > 1` the constructor returns a ShardedWorker instead of assigning these.
   /** undefined: manual processing (getNextJob), nothing is claimed by the worker itself. */
   private readonly processor!: Processor<D, R, N> | undefined;
-  /**
-   * The processor declares its signal parameter, or takes rest parameters, or is a processor
-   * file (see Processor); BullMQ's field of the same name. Without it cancelJob has nothing to
-   * abort and returns false, as BullMQ's.
-   */
+  /** The processor can see its signal (see Processor), BullMQ's field; without it cancelJob returns false. */
   private readonly processorAcceptsSignal!: boolean;
   private readonly ctx!: MoveContext;
   /** Jobs held for callers (manual processing, fetchNext replies); see worker-manual.ts. */
@@ -101,7 +97,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     }
     v.plainObject('opts', opts);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
-      if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/cluster/sharded-worker.ts loaded: import Worker from the package root (echomq), which loads it');
+      if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/cluster/sharded-worker.ts loaded (import Worker from echomq)');
       return shardedWorkerFactory.create(name, processor as Processor, opts) as unknown as Worker<D, R, N>;
     }
     // A processor file runs in child processes or threads; each shard's worker has its own pool.
