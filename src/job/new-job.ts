@@ -11,7 +11,7 @@ import {
 } from '../core/options.js';
 import * as v from '../core/validate.js';
 import { scripts, type AddJobArgs, type AddReply } from '../scripts/index.js';
-import type { NewJobArgs } from '../scripts/args.js';
+import type { NewJobArgs, ParentArgs } from '../scripts/args.js';
 import type { ScriptContext } from '../scripts/runner.js';
 import { registerCrossParents } from './cross-parents.js';
 import { parentArgs } from './flows.js';
@@ -56,14 +56,8 @@ export function newJob(
   return { args, n };
 }
 
-/** A new job's parent as its hash holds it. */
-export interface NewJobParent {
-  id: string;
-  key: string;
-  queue: string;
-  prefix: string;
-  policy?: string;
-}
+/** A new job's parent as its hash holds it (a flow's parent in the tree has the same fields). */
+export type NewJobParent = Pick<ParentArgs, 'id' | 'key' | 'queue' | 'prefix'> & { policy?: string };
 
 /**
  * The hash an add (lib/newjob.lua) writes for a new job, in state `st` ('w', 'd', or 'h' for a
