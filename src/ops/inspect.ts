@@ -103,7 +103,9 @@ export async function countJobTypes(client: RedisClient, keys: QueueKeys, types:
 }
 
 /** BullMQ's getRanges: ids of each type's window, concatenated in the order of the types, without duplicates. */
-export async function typeRanges(client: RedisClient, keys: QueueKeys, types: readonly JobType[], start: number, end: number, asc: boolean): Promise<string[]> {
+export async function typeRanges(
+  client: RedisClient, keys: QueueKeys, types: readonly JobType[], start: number, end: number, asc: boolean,
+): Promise<string[]> {
   const seen = new Set<string>();
   for (const t of types) {
     const kind = typeKind(t);
@@ -273,7 +275,9 @@ async function setRange(client: RedisClient, key: string, start: number, end: nu
  * sequence of a ready kind: lanes in name order (or reverse), each lane in service order (or
  * reverse). Lanes before the offset are passed by their ZCOUNT, without reading their members.
  */
-async function readyForward(client: RedisClient, keys: QueueKeys, kind: 'ready' | 'readyP', forward: boolean, offset: number, count: number): Promise<string[]> {
+async function readyForward(
+  client: RedisClient, keys: QueueKeys, kind: 'ready' | 'readyP', forward: boolean, offset: number, count: number,
+): Promise<string[]> {
   const [min, max] = kind === 'ready' ? ['0', '0'] : ['(0', '+inf'];
   const ids: string[] = [];
   let skip = offset;

@@ -289,7 +289,9 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
    * (`<prefix>:<queue>:<id>`); `jobs` holds the listed children that still exist (toJSON);
    * `total` counts every child of that kind. The order is the hash scan order, as in BullMQ.
    */
-  async getDependencies(parentId: string, type: 'processed' | 'pending', start: number, end: number): Promise<{ items: DependencyItem[]; jobs: Array<Record<string, unknown>>; total: number }> {
+  async getDependencies(
+    parentId: string, type: 'processed' | 'pending', start: number, end: number,
+  ): Promise<{ items: DependencyItem[]; jobs: Array<Record<string, unknown>>; total: number }> {
     v.existingJobId(parentId, 'parentId');
     if (type !== 'processed' && type !== 'pending') v.fail('type', "'processed' or 'pending'", type);
     const s = v.nonNegativeInt('start', start);

@@ -104,7 +104,9 @@ export function checkClean(grace: unknown, limit: unknown, type: unknown): Clean
 }
 
 /** Candidate ids of a clean page (read-only). `skip` = candidates already seen and kept. */
-async function cleanCandidates(ctx: JobContext, type: CleanState, cutoff: number, now: number, skip: number, count: number, paused: boolean): Promise<string[]> {
+async function cleanCandidates(
+  ctx: JobContext, type: CleanState, cutoff: number, now: number, skip: number, count: number, paused: boolean,
+): Promise<string[]> {
   const { client, keys } = ctx;
   if (type === 'completed' || type === 'failed') {
     return client.zrangebyscore(type === 'completed' ? keys.completed : keys.failed, '-inf', cutoff, 'LIMIT', skip, count);

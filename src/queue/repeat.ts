@@ -41,7 +41,9 @@ export function toRepeatableJob(s: JobSchedulerJson): RepeatableJob {
 }
 
 /** A queue's schedulers in BullMQ 5's legacy shape, by next slot (asc = false: latest first). */
-export async function getRepeatableJobs(q: { client: QueueBase['client']; keys: QueueBase['keys'] }, start = 0, end = -1, asc = false): Promise<RepeatableJob[]> {
+export async function getRepeatableJobs(
+  q: { client: QueueBase['client']; keys: QueueBase['keys'] }, start = 0, end = -1, asc = false,
+): Promise<RepeatableJob[]> {
   return (await schedulers.getJobSchedulers(q.client, q.keys, start, end, asc)).map(toRepeatableJob);
 }
 
