@@ -85,7 +85,9 @@ async function mergeReady(client: RedisClient, shCtx: readonly JobContext[], kin
 async function mergeSets(
   client: RedisClient, shCtx: readonly JobContext[], kind: Exclude<ListKind, 'ready' | 'readyP'>, far: number, dirAsc: boolean,
 ): Promise<ShardRef[]> {
-  const keyOf = (k: QueueKeys) => ({ active: k.active, delayed: k.delayed, completed: k.completed, failed: k.failed, wchildren: k.wchildren, scheds: k.scheds })[kind];
+  const keyOf = (k: QueueKeys) => ({
+    active: k.active, delayed: k.delayed, completed: k.completed, failed: k.failed, wchildren: k.wchildren, scheds: k.scheds,
+  })[kind];
   const rows = await Promise.all(shCtx.map(async (ctx, shard) => {
     const key = keyOf(ctx.keys);
     const r: Array<ShardRef & { score: number }> = [];

@@ -20,7 +20,9 @@
  * Workers: see sharded-worker.ts.
  */
 import { EchoError, ActiveJobsError, ClosedError } from '../core/errors.js';
-import { Queue, shardedQueueFactory, type BulkJob, type CleanState, type JobProgress, type QueueOptions, type RetryJobsOptions } from '../queue/queue.js';
+import {
+  Queue, shardedQueueFactory, type BulkJob, type CleanState, type JobProgress, type QueueOptions, type RetryJobsOptions,
+} from '../queue/queue.js';
 import { LaneControls } from '../lanes/lanes.js';
 import { jobKey, queueKeys, shardQueueName, type QueueKeys } from '../core/keys.js';
 import { getJobCounts, jobTypes, rangeArgs, type JobType, type LaneInfo } from '../ops/inspect.js';

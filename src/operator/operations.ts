@@ -75,7 +75,9 @@ export async function queueStatus(q: Queue, maxLanes = 1000): Promise<QueueStatu
     q.client.hget(q.keys.meta, MetaField.concurrency),
     allLanes(q, maxLanes),
   ]);
-  return { name: q.name, paused, counts, globalConcurrency: conc === null ? null : Number(conc), lanes: lanes.lanes, lanesTruncated: lanes.truncated };
+  return {
+    name: q.name, paused, counts, globalConcurrency: conc === null ? null : Number(conc), lanes: lanes.lanes, lanesTruncated: lanes.truncated,
+  };
 }
 
 /** A job as lists show it (no data, which can be large). */
@@ -153,7 +155,9 @@ async function jobsInState(q: Queue, state: JobStateName, lane: string | undefin
     if (state !== 'prioritized' && (state === 'paused') !== paused) return [];
     return loadJobs(ctx, await laneReadyIds(q.client, q.keys, lane, state === 'prioritized' ? 'prioritized' : 'waiting', offset, count));
   }
-  const key = { active: q.keys.active, delayed: q.keys.delayed, completed: q.keys.completed, failed: q.keys.failed, 'waiting-children': q.keys.wchildren }[state];
+  const key = {
+    active: q.keys.active, delayed: q.keys.delayed, completed: q.keys.completed, failed: q.keys.failed, 'waiting-children': q.keys.wchildren,
+  }[state];
   const newestFirst = state === 'completed' || state === 'failed';
   const range = (start: number, end: number) => (newestFirst ? q.client.zrevrange(key, start, end) : q.client.zrange(key, start, end));
   if (lane === undefined) return loadJobs(ctx, await range(offset, offset + count - 1));

@@ -221,7 +221,9 @@ export async function kindCounts(client: RedisClient, keys: QueueKeys, kinds: re
 }
 
 function setKeyOf(keys: QueueKeys, kind: Exclude<ListKind, 'ready' | 'readyP'>): string {
-  return { active: keys.active, delayed: keys.delayed, completed: keys.completed, failed: keys.failed, wchildren: keys.wchildren, scheds: keys.scheds }[kind];
+  return {
+    active: keys.active, delayed: keys.delayed, completed: keys.completed, failed: keys.failed, wchildren: keys.wchildren, scheds: keys.scheds,
+  }[kind];
 }
 
 /**
