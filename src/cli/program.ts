@@ -125,7 +125,9 @@ function build(io: CliIO): Command {
     .action(
       action(async (t, [name], o) => {
         const q = await ops.openQueue(t, name);
-        const r = await ops.findJobs(q, { state: o.state as string | undefined, lane: o.lane as string | undefined, limit: num(String(o.limit)), offset: num(String(o.offset)) });
+        const r = await ops.findJobs(q, {
+          state: o.state as string | undefined, lane: o.lane as string | undefined, limit: num(String(o.limit)), offset: num(String(o.offset)),
+        });
         return { data: r, text: jobsTable(r.jobs, Date.now()) + (r.more ? '… more jobs (use --limit / --offset)\n' : '') };
       }),
     );

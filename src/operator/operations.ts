@@ -245,7 +245,9 @@ export async function retryAllFailed(
  */
 export async function removeJob(q: Queue, id: string): Promise<void> {
   if (!(await q.getJob(id))) throw new JobNotFoundError(id, 'remove');
-  if ((await q.remove(id)) === 0) throw new InvalidStateError(id, 'remove', 'is active (or waits for an active child); it can be removed once it finishes');
+  if ((await q.remove(id)) === 0) {
+    throw new InvalidStateError(id, 'remove', 'is active (or waits for an active child); it can be removed once it finishes');
+  }
 }
 
 /** `n` or `none`. */

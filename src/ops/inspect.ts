@@ -52,7 +52,9 @@ export async function getJobCounts(client: RedisClient, keys: QueueKeys, states:
 }
 
 /** BullMQ's JobType: a state name, `wait` (alias of waiting), `paused` or `repeat`. */
-export const JOB_TYPES = ['active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children', 'wait', 'paused', 'repeat'] as const;
+export const JOB_TYPES = [
+  'active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children', 'wait', 'paused', 'repeat',
+] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 /** The types BullMQ's getters use when none are given, in BullMQ's order. */
 export const DEFAULT_JOB_TYPES: readonly JobType[] = ['active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children'];

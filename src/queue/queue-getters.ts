@@ -379,7 +379,9 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
    * counters in the same hash are not part of it.
    */
   async getMeta(): Promise<QueueMeta> {
-    const [paused, conc, max, dur, evmax] = await this.ctx.client.hmget(this.keys.meta, MetaField.paused, MetaField.concurrency, MetaField.rateMax, MetaField.rateDuration, MetaField.eventsMaxLen);
+    const [paused, conc, max, dur, evmax] = await this.ctx.client.hmget(
+      this.keys.meta, MetaField.paused, MetaField.concurrency, MetaField.rateMax, MetaField.rateDuration, MetaField.eventsMaxLen,
+    );
     const meta: QueueMeta = this.opts.skipMetasUpdate === true ? {} : { version: this.version };
     if (conc) meta.concurrency = Number(conc);
     // The default cap is what BullMQ's Queue writes at start; with skipMetasUpdate it wrote none.
@@ -503,7 +505,8 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
     const [counts, completed, failed] = await Promise.all([
       this.getJobCounts(), this.getMetrics('completed'), this.getMetrics('failed'),
     ]);
-    const ours = await metrics.exportPrometheusMetrics(this, globalVariables && Object.keys(globalVariables).length > 0 ? { labels: globalVariables } : {});
+    const labels = globalVariables && Object.keys(globalVariables).length > 0 ? { labels: globalVariables } : {};
+    const ours = await metrics.exportPrometheusMetrics(this, labels);
     return `${bullmqPrometheusText(this.name, counts, completed, failed, globalVariables)}\n${ours}`;
   }
 

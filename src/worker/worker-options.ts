@@ -165,7 +165,9 @@ export function validConcurrency(n: unknown): number {
 /** drainDelay in seconds: any positive number, as BullMQ (at most an hour). */
 function drainDelaySeconds(value: unknown): number {
   return bullmqText('drainDelay must be greater than 0', () => {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 3600) v.fail('drainDelay', 'a number of seconds above 0 and at most 3600', value);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 3600) {
+      v.fail('drainDelay', 'a number of seconds above 0 and at most 3600', value);
+    }
     return value;
   });
 }
