@@ -239,6 +239,24 @@ describe('sharded queue on a cluster', () => {
     expect(done[0].finishedOn!).toBeGreaterThanOrEqual(done[1].finishedOn!);
   });
 
+  it("sets and reads BullMQ Pro's group settings on the shard of the group's lane", async () => {
+    const name = qname('groups');
+    const q = queue(name, 3);
+    const [[a], [b]] = lanesPerShard(3, 1, 'g-');
+    await q.setGroupConcurrency(a, 2);
+    await q.setGroupRateLimit(b, 5, 1000);
+    await q.add('j', 0, { group: { id: a } });
+    await q.add('k', 0, { group: { id: b } });
+    expect(await q.getGroupConcurrency(a)).toBe(2);
+    expect(await q.shardForLane(a).getGroupConcurrency(a)).toBe(2);
+    expect(await q.shardForLane(b).getGroupConcurrency(a)).toBeNull();
+    expect(await q.pauseGroup(b)).toBe(true);
+    expect(await q.getGroupStatus(b)).toBe('paused');
+    expect((await q.getGroupJobs(a)).map((j) => j.name)).toEqual(['j']);
+    expect(await q.getGroupsJobsCount()).toBe(2);
+    expect((await q.getGroupsByStatus('paused')).map((g) => g.id)).toEqual([b]);
+  });
+
   it('moves jobs only between lanes of one shard; removes and re-prioritises by id', async () => {
     const name = qname('move');
     const q = queue(name, 3);

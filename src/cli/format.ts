@@ -4,7 +4,7 @@
  * cell goes through `safe()` before it reaches a terminal.
  */
 import type { LaneInfo } from '../ops/inspect.js';
-import type { JobRow, QueueStatus, QueueSummary } from '../ops/operations.js';
+import type { JobRow, QueueStatus, QueueSummary } from '../operator/operations.js';
 
 /** Control characters shown as \uXXXX so a name cannot move the cursor or recolour the terminal. */
 export function safe(s: unknown): string {

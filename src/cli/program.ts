@@ -8,8 +8,8 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { JOB_STATES } from '../ops/inspect.js';
-import { connect, disconnect, userMessage, UserError, type Target } from '../ops/target.js';
-import * as ops from '../ops/operations.js';
+import { connect, disconnect, userMessage, UserError, type Target } from '../operator/target.js';
+import * as ops from '../operator/operations.js';
 import { jobText, jobsTable, lanesTable, progressBar, queuesTable, statusText } from './format.js';
 
 export interface CliIO {
@@ -125,7 +125,9 @@ function build(io: CliIO): Command {
     .action(
       action(async (t, [name], o) => {
         const q = await ops.openQueue(t, name);
-        const r = await ops.findJobs(q, { state: o.state as string | undefined, lane: o.lane as string | undefined, limit: num(String(o.limit)), offset: num(String(o.offset)) });
+        const r = await ops.findJobs(q, {
+          state: o.state as string | undefined, lane: o.lane as string | undefined, limit: num(String(o.limit)), offset: num(String(o.offset)),
+        });
         return { data: r, text: jobsTable(r.jobs, Date.now()) + (r.more ? '… more jobs (use --limit / --offset)\n' : '') };
       }),
     );

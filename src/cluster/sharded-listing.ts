@@ -25,7 +25,9 @@ export interface ShardRef {
 }
 
 /** Sum of each type's count over the shards, keyed by the name given. */
-export async function shardedCounts(client: RedisClient, shardKeys: readonly QueueKeys[], types: readonly JobType[]): Promise<Record<string, number>> {
+export async function shardedCounts(
+  client: RedisClient, shardKeys: readonly QueueKeys[], types: readonly JobType[],
+): Promise<Record<string, number>> {
   const per = await Promise.all(shardKeys.map((k) => countJobTypes(client, k, types)));
   const out: Record<string, number> = {};
   for (const t of types) out[t] = per.reduce((a, c) => a + c[t], 0);
@@ -55,7 +57,9 @@ export async function shardedRefs(
   return out;
 }
 
-async function mergedWindow(client: RedisClient, shCtx: readonly JobContext[], kind: ListKind, start: number, end: number, asc: boolean): Promise<ShardRef[]> {
+async function mergedWindow(
+  client: RedisClient, shCtx: readonly JobContext[], kind: ListKind, start: number, end: number, asc: boolean,
+): Promise<ShardRef[]> {
   const n = (await Promise.all(shCtx.map((c) => kindCounts(client, c.keys, [kind])))).reduce((a, [x]) => a + x, 0);
   const w = normalizeRange(start, end, n);
   if (!w) return [];
@@ -78,8 +82,12 @@ async function mergeReady(client: RedisClient, shCtx: readonly JobContext[], kin
   return rows.flat().sort((a, b) => sign * byteCompare(a.job.lane, b.job.lane) || a.shard - b.shard || a.pos - b.pos);
 }
 
-async function mergeSets(client: RedisClient, shCtx: readonly JobContext[], kind: Exclude<ListKind, 'ready' | 'readyP'>, far: number, dirAsc: boolean): Promise<ShardRef[]> {
-  const keyOf = (k: QueueKeys) => ({ active: k.active, delayed: k.delayed, completed: k.completed, failed: k.failed, wchildren: k.wchildren, scheds: k.scheds })[kind];
+async function mergeSets(
+  client: RedisClient, shCtx: readonly JobContext[], kind: Exclude<ListKind, 'ready' | 'readyP'>, far: number, dirAsc: boolean,
+): Promise<ShardRef[]> {
+  const keyOf = (k: QueueKeys) => ({
+    active: k.active, delayed: k.delayed, completed: k.completed, failed: k.failed, wchildren: k.wchildren, scheds: k.scheds,
+  })[kind];
   const rows = await Promise.all(shCtx.map(async (ctx, shard) => {
     const key = keyOf(ctx.keys);
     const r: Array<ShardRef & { score: number }> = [];

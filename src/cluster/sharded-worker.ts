@@ -15,12 +15,12 @@
  */
 import { closeConnection, openConnection, type Connection } from '../core/connection.js';
 import { shardQueueName } from '../core/keys.js';
-import { ensureShardLayout, MAX_SHARDS } from './sharded.js';
+import { ensureShardLayout, laneShard, MAX_SHARDS } from './sharded.js';
 import { Worker, shardedWorkerFactory, type Processor, type WorkerOptions } from '../worker/worker.js';
 import type { Job } from '../job/job.js';
-import type { SlotPool } from './slot-pool.js';
+import type { SlotPool } from '../worker/slot-pool.js';
 
-export type { SlotPool } from './slot-pool.js';
+export type { SlotPool } from '../worker/slot-pool.js';
 import * as v from '../core/validate.js';
 import { reportError } from '../core/errors.js';
 
@@ -255,6 +255,11 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
 
   override cancelJob(jobId: string, reason?: string): boolean {
     return this.shardWorkers.some((w) => w.cancelJob(jobId, reason));
+  }
+
+  /** BullMQ Pro: a group is a lane, so the shard of its lane rate-limits it. */
+  override rateLimitGroup(job: Job, ms: number): Promise<void> {
+    return this.shardWorkers[laneShard(job.lane, this.shardWorkers.length)]!.rateLimitGroup(job, ms);
   }
 
   override cancelAllJobs(reason?: string): number {

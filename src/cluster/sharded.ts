@@ -20,12 +20,16 @@
  * Workers: see sharded-worker.ts.
  */
 import { EchoError, ErrorCodes, ActiveJobsError, ClosedError } from '../core/errors.js';
-import { Queue, shardedQueueFactory, type BulkJob, type CleanState, type JobProgress, type QueueOptions, type RetryJobsOptions } from '../queue/queue.js';
+import {
+  Queue, shardedQueueFactory, type BulkJob, type CleanState, type JobProgress, type QueueOptions, type RetryJobsOptions,
+} from '../queue/queue.js';
 import { LaneControls } from '../lanes/lanes.js';
 import { jobKey, queueKeys, shardQueueName, type QueueKeys } from '../core/keys.js';
 import { getJobCounts, jobTypes, rangeArgs, type JobType, type LaneInfo } from '../ops/inspect.js';
 import { loadRefs, shardedCounts, shardedRefs } from './sharded-listing.js';
 import { Job, type JobContext, type JobState } from '../job/job.js';
+import { withDefaults } from '../job/new-job.js';
+import type { GroupStatus } from '../pro/groups.js';
 import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD, type JobOptions } from '../core/options.js';
 import type { RedisClient } from '../core/connection.js';
 import type { JobSchedulerJson, JobSchedulerTemplate, RepeatOptions } from '../lifecycle/schedulers.js';
@@ -181,9 +185,10 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
 
   override async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
     // Route by the lane; the shard's add validates everything (a bad lane fails there too).
-    // (The same merge as Queue.prepare, so the job's lane and its shard always agree.)
-    const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
-    const lane: unknown = (merged as JobOptions | undefined)?.lane ?? DEFAULT_LANE;
+    // The same merge as the new-job path, so the job's lane and its shard always agree.
+    // A group id names the lane too (BullMQ Pro); a bad or conflicting one fails in the shard's add.
+    const merged = withDefaults(this.opts.defaultJobOptions, opts);
+    const lane: unknown = merged?.lane ?? merged?.group?.id ?? DEFAULT_LANE;
     await this.ready();
     const job = await this.shardQueues[typeof lane === 'string' ? laneShard(lane, this.shards) : 0].add(name, data, opts);
     this.emit('waiting', job);
@@ -210,6 +215,41 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
       }),
     );
     return out;
+  }
+
+  // BullMQ Pro's groups are lanes: a group's methods go to the shard of its lane.
+  private async groupShard(groupId: string): Promise<Queue<DataType, ReturnType, NameType>> {
+    await this.ready();
+    return this.shardForLane(groupId);
+  }
+  override async setGroupConcurrency(id: string, n: number): Promise<void> { return (await this.groupShard(id)).setGroupConcurrency(id, n); }
+  override async removeGroupConcurrency(id: string): Promise<void> { return (await this.groupShard(id)).removeGroupConcurrency(id); }
+  override async getGroupConcurrency(id: string): Promise<number | null> { return (await this.groupShard(id)).getGroupConcurrency(id); }
+  override async setGroupRateLimit(id: string, max: number, ms: number): Promise<void> {
+    return (await this.groupShard(id)).setGroupRateLimit(id, max, ms);
+  }
+  override async removeGroupRateLimit(id: string): Promise<void> { return (await this.groupShard(id)).removeGroupRateLimit(id); }
+  override async getGroupRateLimitTtl(id: string, max?: number): Promise<number> { return (await this.groupShard(id)).getGroupRateLimitTtl(id, max); }
+  override async pauseGroup(id: string): Promise<boolean> { return (await this.groupShard(id)).pauseGroup(id); }
+  override async resumeGroup(id: string): Promise<boolean> { return (await this.groupShard(id)).resumeGroup(id); }
+  override async getGroupActiveCount(id: string): Promise<number> { return (await this.groupShard(id)).getGroupActiveCount(id); }
+  override async getGroupStatus(id: string): Promise<GroupStatus | null> { return (await this.groupShard(id)).getGroupStatus(id); }
+  override async getGroupJobs(id: string, start?: number, end?: number): Promise<Array<Job<DataType, ReturnType, NameType>>> {
+    return (await this.groupShard(id)).getGroupJobs(id, start, end);
+  }
+  override async getCountsPerPriorityForGroup(id: string, priorities: number[]): Promise<Record<string, number>> {
+    return (await this.groupShard(id)).getCountsPerPriorityForGroup(id, priorities);
+  }
+  override async getGroupsJobsCount(pageSize?: number): Promise<number> {
+    await this.ready();
+    return (await this.all((q) => q.getGroupsJobsCount(pageSize))).reduce((a, b) => a + b, 0);
+  }
+  /** The groups of every shard in shard order, then start..end of that list. */
+  override async getGroupsByStatus(status: GroupStatus, start = 0, end = -1): Promise<Array<{ id: string; count: number }>> {
+    await this.ready();
+    const [s, e] = rangeArgs(start, end);
+    const all = (await this.all((q) => q.getGroupsByStatus(status))).flat();
+    return e < 0 ? all.slice(s, all.length + e + 1) : all.slice(s, e + 1);
   }
 
   override async getJob(id: string): Promise<Job<DataType, ReturnType, NameType> | undefined> {

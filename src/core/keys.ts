@@ -193,10 +193,11 @@ export const queueKeyPattern = (keys: QueueKeys): string => keys.base.replace(/[
 
 /**
  * Splits a job key `<prefix>:{<escaped queue>}:job:<id>` into its parts (the inverse of
- * keys.jobKey). The escaped queue name holds no braces; a prefix may (`'{bull}'`), so each
- * `:{` from the left is tried and the first split that rebuilds the key's job base wins.
+ * jobKey), the one parser of job keys. The escaped queue name holds no braces; a prefix may
+ * (`'{bull}'`, `'{app}:x'`), so each `:{` from the left is tried and the first split that
+ * rebuilds the key's job base wins.
  */
-export function parseJobKey(key: string): { prefix: string; queue: string; id: string } | undefined {
+export function parseJobKey(key: string): { prefix: string; queue: string; id: string; keys: QueueKeys } | undefined {
   for (let open = key.indexOf(':{'); open >= 0; open = key.indexOf(':{', open + 1)) {
     const close = key.indexOf('}:', open + 2);
     if (close < 0) return undefined;
@@ -205,16 +206,32 @@ export function parseJobKey(key: string): { prefix: string; queue: string; id: s
     const prefix = key.slice(0, open);
     const queue = unescapeQueueName(escaped);
     const keys = queueKeys(queue, prefix);
-    if (key.startsWith(keys.jobBase)) return { prefix, queue, id: key.slice(keys.jobBase.length) };
+    if (key.startsWith(keys.jobBase)) return { prefix, queue, id: key.slice(keys.jobBase.length), keys };
   }
   return undefined;
 }
 
-/**
- * BullMQ's logical name `<prefix>:<queue>:<id>` of a physical job key (DESIGN §11); the key
- * itself when it is not one of echomq's job keys.
- */
+/** BullMQ's logical name `<prefix>:<queue>:<id>` of a physical job key; other strings are kept. */
 export function logicalJobName(key: string): string {
   const p = parseJobKey(key);
   return p ? `${p.prefix}:${p.queue}:${p.id}` : key;
+}
+
+/**
+ * Splits a queue's qualified name `<prefix>:<queue>` (BullMQ's `parent.queue`). Under the
+ * caller's own prefix the rest is the name (echomq names may hold ':'); otherwise the last ':'
+ * splits, as BullMQ's names cannot hold ':'. undefined when there is no such split.
+ */
+export function parseQualifiedName(qualified: string, ownPrefix: string): { prefix: string; queue: string } | undefined {
+  if (qualified.startsWith(`${ownPrefix}:`) && qualified.length > ownPrefix.length + 1) {
+    return { prefix: ownPrefix, queue: qualified.slice(ownPrefix.length + 1) };
+  }
+  const i = qualified.lastIndexOf(':');
+  return i <= 0 || i === qualified.length - 1 ? undefined : { prefix: qualified.slice(0, i), queue: qualified.slice(i + 1) };
+}
+
+/** Splits a job's logical name `<qualified queue name>:<id>` at its last ':' (BullMQ's parentKey). */
+export function parseLogicalJobName(name: string): { queue: string; id: string } | undefined {
+  const i = name.lastIndexOf(':');
+  return i <= 0 || i === name.length - 1 ? undefined : { queue: name.slice(0, i), id: name.slice(i + 1) };
 }

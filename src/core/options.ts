@@ -5,6 +5,7 @@
  */
 import { normalizeBackoff, type BackoffOptions } from './backoff.js';
 import * as v from './validate.js';
+import { parseQualifiedName } from './keys.js';
 
 /**
  * Retention of finished jobs, as in BullMQ: `age` in seconds, `count` jobs; `limit` (BullMQ:
@@ -56,7 +57,7 @@ export interface JobOptions {
   sizeLimit?: number;
   /** Most log entries kept for the job (stored with its options). */
   keepLogs?: number;
-  /** The job's parent: it waits for this job as for a flow child (src/lifecycle/flows.ts). */
+  /** The job's parent: it waits for this job as for a flow child (src/job/flows.ts). */
   parent?: ParentOptions;
   /** When this child fails for good, its parent fails at once. */
   failParentOnFailure?: boolean;
@@ -375,20 +376,11 @@ export function storedOptions(user: JobOptions | undefined, n: NormalizedJobOpti
   return s === undefined ? '' : JSON.stringify(s);
 }
 
-/**
- * Resolves BullMQ's `parent: { id, queue }` (queue = the parent queue's logical name
- * `<prefix>:<queueName>`) to the parent's queue name and prefix. A name under this queue's
- * own prefix keeps everything after it (echomq queue names may hold ':'); otherwise the last
- * ':' splits prefix and name, as BullMQ's names cannot hold ':'.
- */
+/** Resolves BullMQ's `parent: { id, queue }` (queue = `<prefix>:<queueName>`, keys.parseQualifiedName). */
 export function resolveParent(parent: ParentOptions, ownPrefix: string, field = 'parent.queue'): ParentRef {
-  const q = parent.queue;
-  if (q.startsWith(`${ownPrefix}:`) && q.length > ownPrefix.length + 1) {
-    return { id: parent.id, prefix: ownPrefix, queue: q.slice(ownPrefix.length + 1) };
-  }
-  const i = q.lastIndexOf(':');
-  if (i <= 0 || i === q.length - 1) v.fail(field, "a queue's qualified name '<prefix>:<queue name>'", q);
-  return { id: parent.id, prefix: q.slice(0, i), queue: q.slice(i + 1) };
+  const q = parseQualifiedName(parent.queue, ownPrefix);
+  if (!q) v.fail(field, "a queue's qualified name '<prefix>:<queue name>'", parent.queue);
+  return { id: parent.id, prefix: q.prefix, queue: q.queue };
 }
 
 /**

@@ -96,7 +96,8 @@ export function isClusterInput(x: unknown): x is ClusterConnection {
  * option), and a client that prefixes keys again would address other keys than the scripts'.
  */
 export function rejectKeyPrefix(input: unknown): void {
-  const o = (isClient(input) ? input.options : input) as { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown }; cluster?: { options?: { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown } } } } | undefined;
+  type Prefixed = { keyPrefix?: unknown; redisOptions?: { keyPrefix?: unknown } };
+  const o = (isClient(input) ? input.options : input) as (Prefixed & { cluster?: { options?: Prefixed } }) | undefined;
   if (typeof o !== 'object' || o === null) return;
   const found = o.keyPrefix ?? o.redisOptions?.keyPrefix ?? o.cluster?.options?.keyPrefix ?? o.cluster?.options?.redisOptions?.keyPrefix;
   if (found !== undefined && found !== '') {

@@ -39,7 +39,7 @@ export function fail(field: string, expected: string, value: unknown): never {
 
 /**
  * A ValidationError where BullMQ throws too: the message begins with BullMQ's text (which
- * programs match), then echomq's detail (DESIGN §11).
+ * programs match), then echomq's detail.
  */
 export function bullError(bullText: string, field: string, expected: string, got: string): ValidationError {
   const e = new ValidationError(field, expected, got);
@@ -111,7 +111,7 @@ export function plainObject(field: string, value: unknown): Record<string, unkno
 /**
  * Custom job ids may not be integers (BullMQ's test: the id is what parseInt prints back), which
  * are reserved for generated ids; '0' and ids starting '0:' are refused as BullMQ does. Any
- * other character is allowed (':' too, a deliberate difference: DESIGN §11).
+ * other character is allowed (':' too, a deliberate difference: docs/migrating-from-bullmq.md).
  */
 export function jobId(value: unknown, field = 'jobId'): string {
   const id = nonEmptyString(field, value);

@@ -15,8 +15,8 @@
  *   POST /api/queues/:q/lanes/:lane/limit            { value: n | null }
  *   POST /api/queues/:q/jobs/:id/retry | remove
  */
-import type { Target } from '../ops/target.js';
-import * as ops from '../ops/operations.js';
+import type { Target } from '../operator/target.js';
+import * as ops from '../operator/operations.js';
 import type { Throughput } from './throughput.js';
 
 export class HttpError extends Error {

@@ -77,7 +77,9 @@ export function joinPageModules(js: ReadonlyMap<string, string>): string {
     for (const imp of m.imports) {
       const from = done.get(imp.from)!;
       for (const [imported] of imp.names) {
-        if (!from.exports.includes(imported)) throw new Error(`dashboard page module ${name} imports ${imported}, which ./${imp.from}.js does not export`);
+        if (!from.exports.includes(imported)) {
+          throw new Error(`dashboard page module ${name} imports ${imported}, which ./${imp.from}.js does not export`);
+        }
       }
     }
     done.set(name, m);

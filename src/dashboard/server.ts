@@ -20,7 +20,7 @@ import type { Redis } from 'ioredis';
 import { DEFAULT_PREFIX } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { EchoError, JobNotFoundError } from '../core/errors.js';
-import { NotFoundError, UserError, userMessage } from '../ops/target.js';
+import { NotFoundError, UserError, userMessage } from '../operator/target.js';
 import { metricsFor } from '../ops/metrics.js';
 import { Throughput } from './throughput.js';
 import { get, post, HttpError, type ApiContext } from './api.js';

@@ -95,11 +95,17 @@ type KeyOf<T> = Extract<keyof T, string>;
 // (QueueEventsProducer) is passed as a type argument: `qe.on<MyListener>('my-event', …)`;
 // any other name (e.g. `completed:<jobId>`) still works.
 export interface QueueEvents<ReturnType = any> {
-  on<QEL extends QueueEventsListener<ReturnType> = QueueEventsListener<ReturnType>, U extends KeyOf<QEL> = KeyOf<QEL>>(event: U, listener: QEL[U]): this;
+  on<QEL extends QueueEventsListener<ReturnType> = QueueEventsListener<ReturnType>, U extends KeyOf<QEL> = KeyOf<QEL>>(
+    event: U, listener: QEL[U],
+  ): this;
   on(event: string | symbol, listener: Listener): this;
-  once<QEL extends QueueEventsListener<ReturnType> = QueueEventsListener<ReturnType>, U extends KeyOf<QEL> = KeyOf<QEL>>(event: U, listener: QEL[U]): this;
+  once<QEL extends QueueEventsListener<ReturnType> = QueueEventsListener<ReturnType>, U extends KeyOf<QEL> = KeyOf<QEL>>(
+    event: U, listener: QEL[U],
+  ): this;
   once(event: string | symbol, listener: Listener): this;
-  off<QEL extends QueueEventsListener<ReturnType> = QueueEventsListener<ReturnType>, U extends KeyOf<QEL> = KeyOf<QEL>>(event: U, listener: QEL[U]): this;
+  off<QEL extends QueueEventsListener<ReturnType> = QueueEventsListener<ReturnType>, U extends KeyOf<QEL> = KeyOf<QEL>>(
+    event: U, listener: QEL[U],
+  ): this;
   off(event: string | symbol, listener: Listener): this;
 }
 

@@ -12,9 +12,9 @@ export interface JobContext extends ScriptContext {
 }
 
 /**
- * What the lock holder's calls (src/worker/worker-moves.ts) read and update on a job; `Job`
- * has all of it. Structural, so that worker-moves needs no import of the Job class (job.ts
- * imports worker-moves).
+ * What the lock holder's calls (src/job/job-moves.ts) read and update on a job; `Job`
+ * has all of it. Structural, so that job-moves needs no import of the Job class (job.ts
+ * imports job-moves).
  */
 export interface HeldJob {
   readonly id: string;

@@ -4,16 +4,17 @@
  * removeUnprocessedChildren, remove({ removeChildren })). Plain functions over a JobContext.
  *
  * The parent's `deps:<id>` hash maps each child's job key to a status letter and a value
- * (src/lifecycle/flows.ts, docs/schedulers-and-flows.md): p pending, c<returnvalue> completed,
+ * (src/job/flows.ts, docs/schedulers-and-flows.md): p pending, c<returnvalue> completed,
  * i<reason> failed and ignored, f<reason> failed and failed the parent, r removed. BullMQ keeps
  * four structures instead (processed hash, dependencies set, failed hash, unsuccessful zset);
  * here they are views of the one hash: processed = c, unprocessed = p, ignored = i,
  * failed = f; r (removed) entries appear in none, as a removed child leaves BullMQ's parent.
- * Child keys are shown as BullMQ's logical names `<prefix>:<queue>:<id>` (DESIGN §11).
+ * Child keys are shown as BullMQ's logical names `<prefix>:<queue>:<id>`.
  */
 import type { JobContext } from './job-context.js';
-import { depsKey, jobKey, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
-import { drainOutbox } from '../lifecycle/flows.js';
+import { depsKey, jobKey, logicalJobName, parseJobKey, type QueueKeys } from '../core/keys.js';
+import { redisTimeMs } from '../core/values.js';
+import { drainOutbox } from './flows.js';
 import { lifecycleScripts } from '../scripts/lifecycle.js';
 import { jobScripts } from '../scripts/job-scripts.js';
 import { scripts } from '../scripts/index.js';
@@ -60,22 +61,6 @@ const KINDS: Kind[] = ['processed', 'unprocessed', 'ignored', 'failed'];
 /** HSCAN page size when reading a whole deps hash. */
 const SCAN_COUNT = 500;
 
-/** Splits a physical job key `<prefix>:{<escaped queue>}:job:<id>` into its parts (undefined for anything else). */
-export function splitJobKey(key: string): { keys: QueueKeys; id: string } | undefined {
-  const open = key.indexOf(':{');
-  const close = key.indexOf('}:', open + 2);
-  if (open < 0 || close < 0) return undefined;
-  const keys = queueKeys(unescapeQueueName(key.slice(open + 2, close)), key.slice(0, open));
-  if (!key.startsWith(keys.jobBase)) return undefined;
-  return { keys, id: key.slice(keys.jobBase.length) };
-}
-
-/** BullMQ's logical name of a job, `<prefix>:<queue>:<id>`, for a physical job key (other strings are kept). */
-export function logicalJobKey(key: string): string {
-  const p = splitJobKey(key);
-  return p ? `${p.keys.prefix}:${p.keys.queue}:${p.id}` : key;
-}
-
 /** The context of another queue on the same connection. */
 function contextFor(ctx: JobContext, keys: QueueKeys): JobContext {
   return keys.base === ctx.keys.base ? ctx : { client: ctx.client, keys, maxPayloadBytes: ctx.maxPayloadBytes, keepLogs: ctx.keepLogs };
@@ -98,7 +83,7 @@ async function scanDeps(ctx: JobContext, id: string, fn: (child: string, status:
 }
 
 function add(out: JobDependencies, kind: Kind, child: string, status: string): void {
-  const name = logicalJobKey(child);
+  const name = logicalJobName(child);
   if (kind === 'processed') (out.processed ??= {})[name] = parseJson(status.slice(1));
   else if (kind === 'ignored') (out.ignored ??= {})[name] = status.slice(1);
   else (out[kind] ??= []).push(name);
@@ -190,42 +175,67 @@ export async function removeChildDependency(
   return c === Code.NOT_FOUND ? Code.NOT_FOUND : true;
 }
 
-/** Child keys of a parent, pending ones or all that are still there (not removed). */
-async function childKeys(ctx: JobContext, id: string, pendingOnly: boolean): Promise<string[]> {
-  const out: string[] = [];
+/** A parent's children (in any queue) that are still there; `pendingOnly`: those it still waits for. */
+async function childJobs(ctx: JobContext, id: string, pendingOnly: boolean): Promise<Array<{ keys: QueueKeys; id: string }>> {
+  const out: Array<{ keys: QueueKeys; id: string }> = [];
   await scanDeps(ctx, id, (child, status) => {
-    if (pendingOnly ? status === 'p' : status[0] !== 'r') out.push(child);
+    if (pendingOnly ? status !== 'p' : status[0] === 'r') return;
+    const p = parseJobKey(child);
+    if (p) out.push({ keys: p.keys, id: p.id });
   });
   return out;
 }
 
+/** Whether a job, or with `children` a job it waits for (recursively), is active under a live lease. */
+export async function isHeld(ctx: JobContext, id: string, children: boolean, depth = 0): Promise<boolean> {
+  // Once the lease expired nobody holds the job and it can be removed, as BullMQ removes an
+  // active job whose lock is gone (lib/removal.lua).
+  const { keys } = ctx;
+  const reply = await ctx.client.multi().hget(jobKey(keys, id), JobField.state).zscore(keys.active, id).time().exec();
+  const [[, st], [, deadline], [, time]] = reply as [[unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
+  if (st === 'a' && (deadline === null || Number(deadline) >= redisTimeMs(time))) return true;
+  if (!children || depth > MAX_DEPTH) return false;
+  for (const c of await childJobs(ctx, id, true)) {
+    if (await isHeld(contextFor(ctx, c.keys), c.id, true, depth + 1)) return true;
+  }
+  return false;
+}
+
+/** Levels of a flow tree that a removal descends (a bound, not a limit any real flow meets). */
+const MAX_DEPTH = 64;
+
 /**
- * Removes a job and then its children, their children and so on (BullMQ's remove with
- * removeChildren). Returns the job's own result: 1 removed, -1 missing, -3 active (nothing
- * removed). Active children are left alone (BullMQ skips locked jobs too).
+ * Queue.remove and Job.remove: deletes a job and, with `withChildren`, its children in every
+ * queue, level by level. Returns 1 removed, -1 missing, -3 when the job or a child it waits for
+ * is held (nothing removed). The job goes first, so no child's removal makes it ready on the
+ * way; an active child found later stays (BullMQ skips locked jobs too).
  */
 export async function removeWithChildren(ctx: JobContext, id: string, withChildren: boolean): Promise<number> {
-  const children = withChildren ? await childKeys(ctx, id, false) : [];
+  if (await isHeld(ctx, id, withChildren)) return Code.BAD_STATE;
+  const children = withChildren ? await childJobs(ctx, id, false) : [];
   const [r] = await scripts.remove(ctx, { ids: [id] });
   if (r !== 1) return r;
-  await removeChildKeys(ctx, children);
-  // A removed child of a parent in another queue told it through this queue's outbox: deliver
-  // that now, so the parent leaves waiting-children when the call returns (as in BullMQ).
-  await drainOutbox(ctx.client, ctx.keys);
+  await removeDescendants(ctx, children);
   return r;
 }
 
-async function removeChildKeys(ctx: JobContext, children: string[]): Promise<void> {
-  const others = new Map<string, QueueKeys>();
-  for (const ck of children) {
-    const p = splitJobKey(ck);
-    if (!p) continue;
-    await removeWithChildren(contextFor(ctx, p.keys), p.id, true);
-    if (p.keys.base !== ctx.keys.base) others.set(p.keys.base, p.keys);
+/** Removes the given jobs and their descendants, then delivers what they told parents in other queues. */
+async function removeDescendants(ctx: JobContext, level: Array<{ keys: QueueKeys; id: string }>, touched: QueueKeys[] = []): Promise<void> {
+  const queues = new Map<string, QueueKeys>([ctx.keys, ...touched].map((k) => [k.base, k]));
+  for (let depth = 0; level.length > 0 && depth < MAX_DEPTH; depth++) {
+    const next: Array<{ keys: QueueKeys; id: string }> = [];
+    for (const c of level) {
+      const cctx = contextFor(ctx, c.keys);
+      const below = await childJobs(cctx, c.id, false);
+      const [r] = await scripts.remove(cctx, { ids: [c.id] });
+      if (r === 1) next.push(...below);
+      queues.set(c.keys.base, c.keys);
+    }
+    level = next;
   }
-  // A removed child in another queue reported 'removed' to its parent through that queue's
-  // outbox; deliver it now rather than at the next worker sweep.
-  for (const keys of others.values()) await drainOutbox(ctx.client, keys);
+  // A removed child told its parent through its queue's outbox: deliver that now, so a parent
+  // in another queue leaves waiting-children when the call returns (as in BullMQ).
+  for (const keys of queues.values()) await drainOutbox(ctx.client, keys);
 }
 
 /**
@@ -234,19 +244,17 @@ async function removeChildKeys(ctx: JobContext, children: string[]): Promise<voi
  * parent no longer waits for them. Each removal is checked against the state it was read in.
  */
 export async function removeUnprocessedChildren(ctx: JobContext, id: string): Promise<void> {
-  const pending = await childKeys(ctx, id, true);
-  const drained = new Map<string, QueueKeys>();
-  for (const ck of pending) {
-    const p = splitJobKey(ck);
-    if (!p) continue;
-    const cctx = contextFor(ctx, p.keys);
-    const st = await ctx.client.hget(jobKey(p.keys, p.id), JobField.state);
+  const grandchildren: Array<{ keys: QueueKeys; id: string }> = [];
+  const touched: QueueKeys[] = [];
+  for (const c of await childJobs(ctx, id, true)) {
+    const cctx = contextFor(ctx, c.keys);
+    const st = await ctx.client.hget(jobKey(c.keys, c.id), JobField.state);
     if (st !== JobStateCode.ready && st !== JobStateCode.delayed && st !== JobStateCode.waitingChildren) continue;
-    const grandchildren = st === JobStateCode.waitingChildren ? await childKeys(cctx, p.id, false) : [];
-    const [r] = await scripts.remove(cctx, { ids: [p.id], state: st as 'w' | 'd' });
+    const below = st === JobStateCode.waitingChildren ? await childJobs(cctx, c.id, false) : [];
+    const [r] = await scripts.remove(cctx, { ids: [c.id], state: st as 'w' | 'd' });
     if (r !== 1) continue;
-    if (grandchildren.length > 0) await removeChildKeys(cctx, grandchildren);
-    if (p.keys.base !== ctx.keys.base) drained.set(p.keys.base, p.keys);
+    grandchildren.push(...below);
+    touched.push(c.keys);
   }
-  for (const keys of drained.values()) await drainOutbox(ctx.client, keys);
+  await removeDescendants(ctx, grandchildren, touched);
 }

@@ -23,7 +23,7 @@ export function stateName(st: string | undefined, priority: number): JobState {
 }
 
 /**
- * Puts BullMQ's text in front of an echomq error's message (DESIGN §11: programs match BullMQ's
+ * Puts BullMQ's text in front of an echomq error's message (programs match BullMQ's
  * messages), keeping class and code. The stack's first line shows the new message too.
  */
 export function withBullText<E extends Error>(err: E, text: string): E {

@@ -1,10 +1,8 @@
 /**
  * Plain helpers of Job (src/job/job.ts): waiting for a job to finish through QueueEvents, and
- * preparing jobs and log lines for their scripts.
+ * adding log lines.
  */
-import { checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions } from '../core/options.js';
-import { parentArgs } from '../lifecycle/flows.js';
-import { scripts, type AddJobArgs } from '../scripts/index.js';
+import { scripts } from '../scripts/index.js';
 import { ClosedError, JobNotFoundError } from '../core/errors.js';
 import type { QueueEvents } from '../events/queue-events.js';
 import type { JobContext } from './job-context.js';
@@ -71,26 +69,6 @@ export function waitUntilFinished<R>(ctx: JobContext, id: string, name: string, 
       }
     })().catch((e: unknown) => finish(() => reject(e)));
   });
-}
-
-/** Validates one job for the add script (BullMQ's Job.create path: no queue defaults). */
-export function prepare(ctx: JobContext, j: Record<string, unknown>, field: string): AddJobArgs {
-  v.string(`${field}name`, j.name);
-  const opts = j.opts as JobOptions | undefined;
-  const n = normalizeJobOptions(opts, `${field}opts`);
-  const data = v.encodeJson(`${field}data`, j.data, ctx.maxPayloadBytes);
-  if (n.sizeLimit !== undefined) checkSizeLimit(n, j.name as string, data, `${field}data`);
-  const args: AddJobArgs = {
-    id: n.jobId ?? '', name: j.name as string, data,
-    opts: storedOptions(opts, n), priority: n.priority, lane: n.lane, delay: n.delay, lifo: n.lifo,
-    keepCompleted: n.keepCompleted, keepFailed: n.keepFailed, dedupId: n.deduplication?.id, dedupTtl: n.deduplication?.ttl,
-    groupMaxSize: n.groupMaxSize,
-  };
-  // The same fields as Queue.add's (queue.ts prepare), without the queue's defaultJobOptions.
-  if (n.deduplication?.mode) args.dedupMode = n.deduplication.mode;
-  if (n.timestamp !== undefined) args.timestamp = n.timestamp;
-  if (n.parent) args.parent = parentArgs(n.parent, ctx.keys, n.policy);
-  return args;
 }
 
 export async function addLog(ctx: JobContext, id: string, row: string, keep: number | undefined): Promise<number> {

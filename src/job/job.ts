@@ -15,20 +15,20 @@ import { jobScripts } from '../scripts/job-scripts.js';
 import { layoutReady } from '../scripts/runner.js';
 import { JobNotFoundError, Code } from '../core/errors.js';
 import type { QueueEvents } from '../events/queue-events.js';
-import { jobKey, logicalJobName, logsKey, queueKeys, type QueueKeys } from '../core/keys.js';
+import { jobKey, logicalJobName, logsKey, parseLogicalJobName, queueKeys, type QueueKeys } from '../core/keys.js';
 import { normalizeBackoff } from '../core/backoff.js';
 import * as v from '../core/validate.js';
-import * as moves from '../worker/worker-moves.js';
-import type { NextJobTuple } from '../worker/worker-moves.js';
+import * as moves from './job-moves.js';
+import type { NextJobTuple } from './job-moves.js';
 import { jobContextOf, jobError, lockedError, missingParentError, stateName, withBullText, type JobState } from './job-state.js';
 import {
   definedOnly, jobStateFromJson, num, optsFromJSON, parseJson, storedJobOptions, storedParent, type JobJson, type JobJsonSandbox, type ParentKeys,
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
-import { reopenChild } from '../lifecycle/flows.js';
-import { BULK_MISSING_PARENT_ID } from '../lifecycle/cross-parents.js';
-import { isHeld } from '../queue/queue-maintenance.js';
-import { addLog, prepare, waitUntilFinished } from './job-wait.js';
+import { reopenChild } from './flows.js';
+import { BULK_MISSING_PARENT_ID } from './cross-parents.js';
+import { addLog, waitUntilFinished } from './job-wait.js';
+import { addJobs, addedJobHash, newJob, ADD_BATCH } from './new-job.js';
 
 export { stateName, jobContextOf, type JobState } from './job-state.js';
 export type { JobJson, JobJsonSandbox, ParentKeys } from './job-json.js';
@@ -63,8 +63,6 @@ const FROM_HASH = Symbol('fromHash');
  */
 const owners = new WeakMap<object, Emitter>();
 
-/** Most jobs per add-script call of createBulk (as Queue.addBulk). */
-const ADD_BATCH = 100;
 
 export class Job<DataType = any, ReturnType = any, NameType extends string = string> {
   /** The job's id (undefined on a `new Job(...)` that was given none and is not saved yet, as in BullMQ). */
@@ -231,14 +229,17 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** Adds a job to the queue (BullMQ's Job.create: the queue's defaultJobOptions do not apply, as there). */
   static async create<T = any, R = any, N extends string = string>(queue: object, name: N, data: T, opts?: JobOptions): Promise<Job<T, R, N>> {
-    return (await addJobs<T, R, N>(queue, [{ name, data, opts }], false))[0];
+    return (await createJobs<T, R, N>(queue, [{ name, data, opts }], false))[0];
   }
 
-  /** Adds several jobs: validated first, then one add-script call per 100 jobs. */
+  /**
+   * Adds several jobs: validated first, then one add-script call per 100 jobs. Returns, as
+   * BullMQ, a Job per input built from what was sent, with its id; nothing is read back.
+   */
   static async createBulk<T = any, R = any, N extends string = string>(
     queue: object, jobs: Array<{ name: N; data: T; opts?: JobOptions }>,
   ): Promise<Array<Job<T, R, N>>> {
-    return addJobs<T, R, N>(queue, jobs, true);
+    return createJobs<T, R, N>(queue, jobs, true);
   }
 
   /** Builds a Job from BullMQ's JobJson (asJSON's shape; data, returnvalue and stacktrace as JSON strings). */
@@ -331,11 +332,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     // BullMQ's parentKey `<prefix>:<queue>:<id>` (its logical name) as the `parent` option.
     const pk = parentOpts?.parentKey;
     if (pk !== undefined && opts.parent === undefined) {
-      const i = v.nonEmptyString('parentOpts.parentKey', pk, 4096).lastIndexOf(':');
-      if (i <= 0) v.fail('parentOpts.parentKey', "a job's logical name '<prefix>:<queue>:<id>'", pk);
-      opts.parent = { id: pk.slice(i + 1), queue: pk.slice(0, i) };
+      opts.parent = parseLogicalJobName(v.nonEmptyString('parentOpts.parentKey', pk, 4096)) ??
+        v.fail('parentOpts.parentKey', "a job's logical name '<prefix>:<queue>:<id>'", pk);
     }
-    const [r] = await scripts.add(this.ctx, [prepare(this.ctx, { name: this.name, data: this.data, opts }, '')]);
+    const [r] = await addJobs(this.ctx, [newJob(this.ctx.keys, this.ctx.maxPayloadBytes, this.name, this.data, opts, undefined).args]);
     if (r.error) throw r.error;
     this.id = r.id;
     return r.id;
@@ -426,8 +426,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    */
   async remove({ removeChildren = true }: { removeChildren?: boolean } = {}): Promise<void> {
     const withChildren = v.boolean('removeChildren', removeChildren);
-    // As BullMQ: an active job anywhere in the tree leaves the whole tree untouched.
-    if (withChildren && (await isHeld(this.ctx, this.ctx.keys, this.id, true))) throw lockedError(this.id);
     const r = await deps.removeWithChildren(this.ctx, this.id, withChildren);
     if (r === Code.BAD_STATE) throw lockedError(this.id);
     owners.get(this)?.emit('removed', this);
@@ -563,7 +561,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return { id: p.id, key: jobKey(keys, p.id), keys };
   }
 
-  // --- lock-holder moves (worker-side; see worker-moves.ts) ---
+  // --- lock-holder moves (worker-side; see job-moves.ts) ---
   /** Completes the job held under `token`; with fetchNext, claims the next job for the same token in the same call. */
   moveToCompleted(returnValue: ReturnType, token: string, fetchNext = true): Promise<NextJobTuple | []> { return moves.moveToCompleted(this, this.ctx, returnValue, token, fetchNext); }
   /** Fails (or retries, by attempts and backoff) the job held under `token`. */
@@ -578,25 +576,30 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   extendLock(token: string, duration: number): Promise<number> { return moves.extendLock(this, this.ctx, token, duration); }
 }
 
-/** create and createBulk; bulk: as BullMQ's pipelined bulk add, a job whose parent is missing is left out, not thrown. */
-async function addJobs<T, R, N extends string>(
+/** Job.create and createBulk: the new-job path; a bulk leaves out a job whose parent is missing (id -5), as BullMQ. */
+async function createJobs<T, R, N extends string>(
   queue: object, jobs: Array<{ name: N; data: T; opts?: JobOptions }>, bulk: boolean,
 ): Promise<Array<Job<T, R, N>>> {
   const ctx = jobContextOf(queue);
   if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
-  const prepared = jobs.map((j, i) => prepare(ctx, v.plainObject(`jobs[${i}]`, j), jobs.length === 1 ? '' : `jobs[${i}].`));
+  const prepared = jobs.map((j, i) => {
+    v.plainObject(`jobs[${i}]`, j);
+    return newJob(ctx.keys, ctx.maxPayloadBytes, j.name, j.data, j.opts, undefined, jobs.length === 1 ? '' : `jobs[${i}].`).args;
+  });
   const out: Array<Job<T, R, N>> = [];
   for (let i = 0; i < prepared.length; i += ADD_BATCH) {
-    const batch = prepared.slice(i, i + ADD_BATCH);
-    const replies = await scripts.add(ctx, batch);
+    const replies = await addJobs(ctx, prepared.slice(i, i + ADD_BATCH));
+    // A bulk add leaves out a job whose parent is missing and adds the others, as BullMQ's does.
     const failed = replies.find((r) => r.error && !(bulk && r.missingParent));
     if (failed) throw failed.error;
-    const loaded = await Promise.all(replies.map((r) => (r.missingParent ? undefined : Job.load(ctx, r.id, queue))));
-    loaded.forEach((job, k) => {
-      const j = jobs[i + k];
-      const made = (job ?? new Job(queue, j.name, j.data, j.opts, replies[k].id)) as Job<T, R, N>;
-      if (replies[k].missingParent) (made as { id: unknown }).id = BULK_MISSING_PARENT_ID;
-      out.push(made);
+    replies.forEach((r, k) => {
+      const j = jobs[i + k]!;
+      const job = (r.missingParent
+        ? new Job(queue, j.name, j.data, j.opts, String(BULK_MISSING_PARENT_ID))
+        : Job.fromHash(ctx, r.id, addedJobHash(prepared[i + k]!))) as Job<T, R, N>;
+      if (r.missingParent) (job as { id: unknown }).id = BULK_MISSING_PARENT_ID;
+      if (queue !== ctx) owners.set(job, queue as Emitter);
+      out.push(job);
     });
   }
   return out;

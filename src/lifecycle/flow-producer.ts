@@ -21,15 +21,13 @@ import { ClosedError, InvalidStateError, ValidationError, reportError, Code } fr
 import { Job, type JobContext } from '../job/job.js';
 import { withBullText } from '../job/job-state.js';
 import { DEFAULT_PREFIX, jobKey, parseJobKey, queueKeys, type QueueKeys } from '../core/keys.js';
-import {
-  checkSizeLimit, DEFAULT_KEEP_COUNT, DEFAULT_MAX_PAYLOAD, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
-} from '../core/options.js';
-import { drainOutbox, parentArgs, readDependencies, type ParentArgs } from './flows.js';
-import { missingParentError } from './cross-parents.js';
+import { DEFAULT_MAX_PAYLOAD, normalizeJobOptions, type JobOptions, type QueueCompatOptions } from '../core/options.js';
+import { drainOutbox, readDependencies, type ParentArgs } from '../job/flows.js';
+import { addJobs, newJob, newJobHash, type NewJob } from '../job/new-job.js';
 import { lifecycleScripts, type FlowNodeArgs } from '../scripts/lifecycle.js';
-import { scripts, type AddJobArgs } from '../scripts/index.js';
+import { missingParentError, type AddJobArgs } from '../scripts/index.js';
 import * as v from '../core/validate.js';
-import { JobField, JobStateCode } from '../core/fields.js';
+import { JobStateCode } from '../core/fields.js';
 
 /**
  * Job options in a flow: the usual ones, with BullMQ's rules — `deduplication` only on a flow
@@ -242,45 +240,38 @@ export class FlowProducer extends EventEmitter {
     if (parent && userOpts.deduplication !== undefined) {
       v.failAs('Deduplication and parent options cannot be used together', `${field}.opts.deduplication`, 'absent on a job with a parent', userOpts.deduplication);
     }
-    let n;
+    const keys = queueKeys(queueName, prefix);
+    let job: NewJob;
     try {
-      n = normalizeJobOptions(userOpts, `${field}.opts`);
+      job = newJob(keys, this.maxPayloadBytes, name, o.data === undefined ? {} : o.data, userOpts, undefined, `${field}.`);
     } catch (e) {
       // Option checks name the bare option ('priority'); in a flow, say which node it was.
       if (e instanceof ValidationError && !e.field.startsWith(field)) throw v.renamed(e, `${field}.opts.${e.field}`);
       throw e;
     }
+    const { n, args: a } = job;
     // group.maxSize is checked by the add script only (BullMQ Pro has it on add alone).
     if (n.groupMaxSize !== undefined) v.fail(`${field}.opts.group.maxSize`, 'absent (flow jobs are not limited by group size)', n.groupMaxSize);
     const id = n.jobId ?? randomUUID();
-    const keys = queueKeys(queueName, prefix);
     const key = jobKey(keys, id);
     if (seen.has(key)) v.fail(`${field}.opts.jobId`, 'an id used once in the flow (per queue)', id);
     seen.add(key);
-    const data = v.encodeJson(`${field}.data`, o.data === undefined ? {} : o.data, this.maxPayloadBytes);
-    if (n.sizeLimit !== undefined) checkSizeLimit(n, name, data, `${field}.data`);
     const args: FlowNodeArgs = {
-      id, name, data, opts: storedOptions(userOpts as JobOptions, n), priority: n.priority, lane: n.lane, delay: n.delay,
-      lifo: n.lifo, keepCompleted: n.keepCompleted, keepFailed: n.keepFailed,
+      id, name, data: a.data, opts: a.opts, priority: a.priority, lane: a.lane, delay: a.delay,
+      lifo: a.lifo, keepCompleted: a.keepCompleted, keepFailed: a.keepFailed,
       policy: n.policy, children: [], timestamp: n.timestamp,
     };
     const p: Prepared = { args, keys, key, parent, children: [], field };
     if (parent) {
       args.parent = { id: parent.args.id, key: parent.key, queue: parent.keys.queue, prefix: parent.keys.prefix };
-    } else if (n.parent) {
-      const ext = parentArgs(n.parent, keys, n.policy);
+    } else if (a.parent) {
+      const ext = a.parent;
       p.external = ext;
       args.parent = { id: ext.id, key: ext.key, queue: ext.queue, prefix: ext.prefix, register: ext.same };
     }
     // Also a deduplication that comes from the queue's defaultJobOptions (BullMQ looks at the node's own opts).
     if (n.deduplication && hasChildren) dedupWithChildrenError(`${field}.opts.deduplication`, userOpts.deduplication);
-    if (n.deduplication && !parent && !hasChildren) {
-      p.dedup = {
-        id: n.jobId ?? '', name, data, opts: args.opts, priority: n.priority, lane: n.lane, delay: n.delay, lifo: n.lifo,
-        keepCompleted: n.keepCompleted, keepFailed: n.keepFailed, dedupId: n.deduplication.id, dedupTtl: n.deduplication.ttl,
-        dedupMode: n.deduplication.mode || undefined, timestamp: n.timestamp,
-      };
-    }
+    if (n.deduplication && !parent && !hasChildren) p.dedup = a;
     if (o.children !== undefined) {
       if (!Array.isArray(o.children)) v.fail(`${field}.children`, 'an array of flow jobs', o.children);
       o.children.forEach((c, i) => p.children.push(this.prepare(c, `${field}.children[${i}]`, p, depth + 1, seen, defaults)));
@@ -324,7 +315,7 @@ export class FlowProducer extends EventEmitter {
   /** A single-job flow with deduplication, added like Queue.add adds it. */
   private async addDeduplicated(r: Prepared): Promise<JobNode> {
     const ctx = this.ctxFor(r.keys);
-    const [reply] = await scripts.add(ctx, [r.dedup!]);
+    const [reply] = await addJobs(ctx, [r.dedup!]);
     if (reply.error) throw reply.error;
     const job = reply.created ? undefined : await Job.fromId(ctx, reply.id);
     if (job) return { job };
@@ -377,20 +368,8 @@ export class FlowProducer extends EventEmitter {
 
   private toNode(p: Prepared): JobNode {
     const a = p.args;
-    const h: Record<string, string> = {
-      [JobField.name]: a.name, [JobField.data]: a.data, [JobField.opts]: a.opts, [JobField.priority]: String(a.priority),
-      [JobField.lane]: a.lane, [JobField.delay]: String(a.delay), [JobField.attemptsStarted]: '0', [JobField.attemptsMade]: '0',
-      [JobField.timestamp]: String(a.timestamp ?? Date.now()),
-      [JobField.state]: a.children.length > 0 ? JobStateCode.waitingChildren : a.delay > 0 ? JobStateCode.delayed : JobStateCode.ready,
-    };
-    if (a.parent) {
-      Object.assign(h, { [JobField.parentId]: a.parent.id, [JobField.parentKey]: a.parent.key, [JobField.parentQueue]: a.parent.queue, [JobField.parentPrefix]: a.parent.prefix });
-    }
-    if (a.policy) h[JobField.parentPolicy] = a.policy;
-    if (a.keepCompleted[0] !== DEFAULT_KEEP_COUNT) h[JobField.keepCompletedCount] = String(a.keepCompleted[0]);
-    if (a.keepCompleted[1] > 0) h[JobField.keepCompletedAge] = String(a.keepCompleted[1]);
-    if (a.keepFailed[0] !== DEFAULT_KEEP_COUNT) h[JobField.keepFailedCount] = String(a.keepFailed[0]);
-    if (a.keepFailed[1] > 0) h[JobField.keepFailedAge] = String(a.keepFailed[1]);
+    const state = a.children.length > 0 ? JobStateCode.waitingChildren : a.delay > 0 ? JobStateCode.delayed : JobStateCode.ready;
+    const h = newJobHash(a, state, a.parent && { ...a.parent, policy: a.policy });
     const job = Job.fromHash(this.ctxFor(p.keys), a.id, h);
     return p.children.length > 0 ? { job, children: p.children.map((c) => this.toNode(c)) } : { job };
   }
@@ -449,4 +428,3 @@ export class FlowProducer extends EventEmitter {
   }
 }
 
-export { parseJobKey } from '../core/keys.js';

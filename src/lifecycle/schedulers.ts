@@ -18,8 +18,9 @@
 import { CronExpressionParser } from 'cron-parser';
 import type { RedisClient } from '../core/connection.js';
 import { Job, type JobContext } from '../job/job.js';
+import { newJob } from '../job/new-job.js';
 import { schedulerKey, type QueueKeys } from '../core/keys.js';
-import { normalizeJobOptions, storedOptions, type JobOptions, type RepeatStrategy } from '../core/options.js';
+import type { JobOptions, RepeatStrategy } from '../core/options.js';
 import { lifecycleScripts, type SchedulerSlotReply } from '../scripts/lifecycle.js';
 import * as v from '../core/validate.js';
 import { JobField, SchedulerField } from '../core/fields.js';
@@ -243,8 +244,6 @@ export async function upsertJobScheduler(
   for (const k of Object.keys(t)) {
     if (!TEMPLATE_KEYS.has(k)) v.fail(`template.${k}`, 'one of name, data, opts', k);
   }
-  const name = t.name === undefined ? sid : v.string('template.name', t.name);
-  const data = v.encodeJson('template.data', t.data === undefined ? {} : t.data, ctx.maxPayloadBytes);
   const userOpts = t.opts === undefined ? undefined : v.plainObject('template.opts', t.opts);
   for (const k of ['jobId', 'delay', 'deduplication']) {
     if (userOpts && userOpts[k] !== undefined) v.fail(`template.opts.${k}`, 'absent (the scheduler sets it)', userOpts[k]);
@@ -254,7 +253,8 @@ export async function upsertJobScheduler(
   delete merged.jobId;
   delete merged.delay;
   delete merged.deduplication;
-  const n = normalizeJobOptions(merged, 'template.opts');
+  const name = t.name === undefined ? sid : t.name;
+  const { n, args: a } = newJob(ctx.keys, ctx.maxPayloadBytes, name, t.data === undefined ? {} : t.data, merged, undefined, 'template.');
   // group.maxSize is checked by the add script only; a scheduler's jobs are made by others.
   if (n.groupMaxSize !== undefined) v.fail('template.opts.group.maxSize', 'absent (scheduled jobs are not limited by group size)', n.groupMaxSize);
   // BullMQ makes nothing (and stores nothing) when the start count is already past the limit.
@@ -264,7 +264,7 @@ export async function upsertJobScheduler(
     if (r.immediately) firstCronSlot = now;
     else {
       const after = Math.max(now, r.startDate ?? 0) - 1;
-      firstCronSlot = await nextPatternSlot({ pattern: r.pattern, tz: r.tz }, after, strategy, name, repeat as Record<string, unknown>);
+      firstCronSlot = await nextPatternSlot({ pattern: r.pattern, tz: r.tz }, after, strategy, a.name, repeat as Record<string, unknown>);
       if (firstCronSlot !== undefined && firstCronSlot < now) firstCronSlot = now;
     }
     if (firstCronSlot === undefined) v.fail('repeat.pattern', 'a cron pattern that fires again', r.pattern);
@@ -273,8 +273,8 @@ export async function upsertJobScheduler(
     id: sid, every: r.every, pattern: r.pattern, tz: r.tz, startDate: r.startDate, endDate: r.endDate, limit: r.limit,
     offset: r.offset, firstCronSlot,
     template: {
-      name, data, opts: storedOptions(merged, n), priority: n.priority, lane: n.lane, lifo: n.lifo,
-      keepCompleted: n.keepCompleted, keepFailed: n.keepFailed,
+      name: a.name, data: a.data, opts: a.opts, priority: a.priority, lane: a.lane, lifo: a.lifo,
+      keepCompleted: a.keepCompleted, keepFailed: a.keepFailed,
     },
   });
   if (reply.status !== 1 || reply.jobId === undefined) return undefined;

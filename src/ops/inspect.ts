@@ -6,7 +6,7 @@ import type { RedisClient } from '../core/connection.js';
 import { jobKey, laneKey, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { MetaField } from '../core/fields.js';
-import { laneCounts, laneMembersByScore } from '../lanes/lane-ready.js';
+import { laneCounts, laneMembersByScore } from './lane-ready.js';
 
 export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'paused', 'waiting-children'] as const;
 export type JobStateName = (typeof JOB_STATES)[number];
@@ -52,7 +52,9 @@ export async function getJobCounts(client: RedisClient, keys: QueueKeys, states:
 }
 
 /** BullMQ's JobType: a state name, `wait` (alias of waiting), `paused` or `repeat`. */
-export const JOB_TYPES = ['active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children', 'wait', 'paused', 'repeat'] as const;
+export const JOB_TYPES = [
+  'active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children', 'wait', 'paused', 'repeat',
+] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 /** The types BullMQ's getters use when none are given, in BullMQ's order. */
 export const DEFAULT_JOB_TYPES: readonly JobType[] = ['active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children'];
@@ -103,7 +105,9 @@ export async function countJobTypes(client: RedisClient, keys: QueueKeys, types:
 }
 
 /** BullMQ's getRanges: ids of each type's window, concatenated in the order of the types, without duplicates. */
-export async function typeRanges(client: RedisClient, keys: QueueKeys, types: readonly JobType[], start: number, end: number, asc: boolean): Promise<string[]> {
+export async function typeRanges(
+  client: RedisClient, keys: QueueKeys, types: readonly JobType[], start: number, end: number, asc: boolean,
+): Promise<string[]> {
   const seen = new Set<string>();
   for (const t of types) {
     const kind = typeKind(t);
@@ -219,7 +223,9 @@ export async function kindCounts(client: RedisClient, keys: QueueKeys, kinds: re
 }
 
 function setKeyOf(keys: QueueKeys, kind: Exclude<ListKind, 'ready' | 'readyP'>): string {
-  return { active: keys.active, delayed: keys.delayed, completed: keys.completed, failed: keys.failed, wchildren: keys.wchildren, scheds: keys.scheds }[kind];
+  return {
+    active: keys.active, delayed: keys.delayed, completed: keys.completed, failed: keys.failed, wchildren: keys.wchildren, scheds: keys.scheds,
+  }[kind];
 }
 
 /**
@@ -273,7 +279,9 @@ async function setRange(client: RedisClient, key: string, start: number, end: nu
  * sequence of a ready kind: lanes in name order (or reverse), each lane in service order (or
  * reverse). Lanes before the offset are passed by their ZCOUNT, without reading their members.
  */
-async function readyForward(client: RedisClient, keys: QueueKeys, kind: 'ready' | 'readyP', forward: boolean, offset: number, count: number): Promise<string[]> {
+async function readyForward(
+  client: RedisClient, keys: QueueKeys, kind: 'ready' | 'readyP', forward: boolean, offset: number, count: number,
+): Promise<string[]> {
   const [min, max] = kind === 'ready' ? ['0', '0'] : ['(0', '+inf'];
   const ids: string[] = [];
   let skip = offset;

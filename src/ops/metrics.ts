@@ -172,7 +172,9 @@ export class QueueMetrics {
   }
 
   private async collectGauges(queue: string, keys: QueueKeys): Promise<void> {
-    const [counts, paused] = await Promise.all([getJobCounts(this.client, keys) as Promise<JobCounts>, this.client.hget(keys.meta, MetaField.paused)]);
+    const [counts, paused] = await Promise.all([
+      getJobCounts(this.client, keys) as Promise<JobCounts>, this.client.hget(keys.meta, MetaField.paused),
+    ]);
     for (const state of JOB_STATES) this.jobs.set({ queue, state }, counts[state]);
     this.paused.set({ queue }, paused === '1' ? 1 : 0);
     const maxLanes = this.opts.maxLanes ?? 1000;

@@ -58,7 +58,10 @@ export function startProducerSpan(queue: string, jobName: string, jobs = 1): Pro
   if (!api) return NO_SPAN;
   const span = api.trace.getTracer(TRACER).startSpan(`add ${queue}`, {
     kind: api.SpanKind.PRODUCER,
-    attributes: { 'messaging.system': 'echomq', 'messaging.destination.name': queue, 'messaging.operation': 'publish', 'echomq.job.name': jobName, 'messaging.batch.message_count': jobs },
+    attributes: {
+      'messaging.system': 'echomq', 'messaging.destination.name': queue, 'messaging.operation': 'publish',
+      'echomq.job.name': jobName, 'messaging.batch.message_count': jobs,
+    },
   });
   // No SDK registered: the no-op tracer's span has no valid context, so there is nothing to
   // record or carry (a sampled-out span of a real SDK still has one, and is propagated).

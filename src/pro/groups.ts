@@ -11,7 +11,7 @@
 import type { Job, JobContext } from '../job/job.js';
 import { laneKey, laneRateKey } from '../core/keys.js';
 import { loadJobs } from '../job/load-jobs.js';
-import { laneCounts, laneCountsPerPriority, laneMembersByRank } from '../lanes/lane-ready.js';
+import { laneCounts, laneCountsPerPriority, laneMembersByRank } from '../ops/lane-ready.js';
 import { DEFAULT_LANE } from '../core/options.js';
 import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { scripts } from '../scripts/index.js';
@@ -189,7 +189,7 @@ async function laneStates(ctx: ScriptContext, lanes: readonly string[]): Promise
     p.zscore(ctx.keys.rlwait, lane);
     p.hget(ctx.keys.llimit, lane);
     p.hget(ctx.keys.lactive, lane);
-    p.hexists(ctx.keys.lone, lane); // a one-job lane (lanes/lane-ready.ts)
+    p.hexists(ctx.keys.lone, lane); // a one-job lane (ops/lane-ready.ts)
   }
   const r = (await p.exec())!.map(([err, val]) => {
     if (err) throw err;

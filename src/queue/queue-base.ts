@@ -76,7 +76,7 @@ export class QueueBase extends EventEmitter {
     return this.conn.client;
   }
 
-  /** BullMQ's logical name of the queue: `<prefix>:<name>` (not a Redis key; see DESIGN §11). */
+  /** BullMQ's logical name of the queue: `<prefix>:<name>` (not a Redis key; keys.ts builds those). */
   get qualifiedName(): string {
     return `${this.keys.prefix}:${this.name}`;
   }

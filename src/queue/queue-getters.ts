@@ -12,17 +12,18 @@ import { Job, stateName, type JobState } from '../job/job.js';
 import { clientName, depsKey, jobKey, logsKey, queueKeys } from '../core/keys.js';
 import { countJobTypes, jobTypes, rangeArgs, rangeIds, typeKind, typeRanges, type JobType } from '../ops/inspect.js';
 import { loadJobs } from '../job/load-jobs.js';
-import { laneCountsPerPriority } from '../lanes/lane-ready.js';
+import { laneCountsPerPriority } from '../ops/lane-ready.js';
 import { QueueBase } from './queue-base.js';
 import { bullmqPrometheusText, isGlobalVariables, readMetrics, type Metrics } from './queue-metrics.js';
 import { clientsNamed, type ClientInfo } from './workers-list.js';
-import { parseJobKey } from '../lifecycle/flow-producer.js';
+import { parseJobKey } from '../core/keys.js';
 import type { MetricsOptions } from '../ops/metrics.js';
 import * as v from '../core/validate.js';
 import * as schedulers from '../lifecycle/schedulers.js';
-import { toRepeatableJob, type RepeatableJob } from '../lifecycle/repeat.js';
+import { toRepeatableJob, type RepeatableJob } from './repeat.js';
 import { JobField, JobStateCode, MetaField } from '../core/fields.js';
 import { redisTimeMs } from '../core/values.js';
+import * as groups from '../pro/groups.js';
 
 /** echomq's version, as `metaValues.version` and getVersion() give it (`echomq:<version>`). */
 const VERSION: string = (() => {
@@ -288,7 +289,9 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
    * (`<prefix>:<queue>:<id>`); `jobs` holds the listed children that still exist (toJSON);
    * `total` counts every child of that kind. The order is the hash scan order, as in BullMQ.
    */
-  async getDependencies(parentId: string, type: 'processed' | 'pending', start: number, end: number): Promise<{ items: DependencyItem[]; jobs: Array<Record<string, unknown>>; total: number }> {
+  async getDependencies(
+    parentId: string, type: 'processed' | 'pending', start: number, end: number,
+  ): Promise<{ items: DependencyItem[]; jobs: Array<Record<string, unknown>>; total: number }> {
     v.existingJobId(parentId, 'parentId');
     if (type !== 'processed' && type !== 'pending') v.fail('type', "'processed' or 'pending'", type);
     const s = v.nonNegativeInt('start', start);
@@ -376,7 +379,9 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
    * counters in the same hash are not part of it.
    */
   async getMeta(): Promise<QueueMeta> {
-    const [paused, conc, max, dur, evmax] = await this.ctx.client.hmget(this.keys.meta, MetaField.paused, MetaField.concurrency, MetaField.rateMax, MetaField.rateDuration, MetaField.eventsMaxLen);
+    const [paused, conc, max, dur, evmax] = await this.ctx.client.hmget(
+      this.keys.meta, MetaField.paused, MetaField.concurrency, MetaField.rateMax, MetaField.rateDuration, MetaField.eventsMaxLen,
+    );
     const meta: QueueMeta = this.opts.skipMetasUpdate === true ? {} : { version: this.version };
     if (conc) meta.concurrency = Number(conc);
     // The default cap is what BullMQ's Queue writes at start; with skipMetasUpdate it wrote none.
@@ -500,7 +505,34 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
     const [counts, completed, failed] = await Promise.all([
       this.getJobCounts(), this.getMetrics('completed'), this.getMetrics('failed'),
     ]);
-    const ours = await metrics.exportPrometheusMetrics(this, globalVariables && Object.keys(globalVariables).length > 0 ? { labels: globalVariables } : {});
+    const labels = globalVariables && Object.keys(globalVariables).length > 0 ? { labels: globalVariables } : {};
+    const ours = await metrics.exportPrometheusMetrics(this, labels);
     return `${bullmqPrometheusText(this.name, counts, completed, failed, globalVariables)}\n${ours}`;
+  }
+
+  // BullMQ Pro's group readings (a group is a lane; src/pro/groups.ts).
+  /** The group's concurrency: its own, else the Worker default, else null. */
+  async getGroupConcurrency(groupId: string): Promise<number | null> { this.open(); return groups.getGroupConcurrency(this.ctx, groupId); }
+  /** Ms until the group may start jobs again; -2 without a window; 0 below maxJobs. */
+  async getGroupRateLimitTtl(groupId: string, maxJobs?: number): Promise<number> {
+    this.open();
+    return groups.getGroupRateLimitTtl(this.ctx, groupId, maxJobs);
+  }
+  /** Waiting jobs in all groups, reading pageSize groups per call. */
+  async getGroupsJobsCount(pageSize?: number): Promise<number> { this.open(); return groups.getGroupsJobsCount(this.ctx, pageSize); }
+  async getGroupActiveCount(groupId: string): Promise<number> { this.open(); return groups.getGroupActiveCount(this.ctx, groupId); }
+  /** Waiting jobs of the group, start..end inclusive, in the order they will be served. */
+  async getGroupJobs(groupId: string, start?: number, end?: number): Promise<Array<Job<DataType, ReturnType, NameType>>> {
+    this.open();
+    return (await groups.getGroupJobs(this.ctx, groupId, start, end)) as Array<Job<DataType, ReturnType, NameType>>;
+  }
+  async getGroupStatus(groupId: string): Promise<groups.GroupStatus | null> { this.open(); return groups.getGroupStatus(this.ctx, groupId); }
+  async getGroupsByStatus(status: groups.GroupStatus, start?: number, end?: number): Promise<Array<{ id: string; count: number }>> {
+    this.open();
+    return groups.getGroupsByStatus(this.ctx, status, start, end);
+  }
+  async getCountsPerPriorityForGroup(groupId: string, priorities: number[]): Promise<Record<string, number>> {
+    this.open();
+    return groups.getCountsPerPriorityForGroup(this.ctx, groupId, priorities);
   }
 }

@@ -6,16 +6,17 @@
  */
 import { masterNodes } from '../core/connection.js';
 import { ActiveJobsError, EchoError, ErrorCodes, JobNotFoundError, Code } from '../core/errors.js';
-import { drainOutbox } from '../lifecycle/flows.js';
+import { drainOutbox } from '../job/flows.js';
 import type { JobContext } from '../job/job-context.js';
-import { depsKey, jobKey, queueKeyPattern, queueKeys, unescapeQueueName, type QueueKeys } from '../core/keys.js';
+import { removeWithChildren } from '../job/job-dependencies.js';
+import { queueKeyPattern } from '../core/keys.js';
 import { laneReadyIds } from '../ops/inspect.js';
-import { laneCounts } from '../lanes/lane-ready.js';
+import { laneCounts } from '../ops/lane-ready.js';
 import { scripts } from '../scripts/index.js';
 import { forgetLayout } from '../scripts/runner.js';
 import * as v from '../core/validate.js';
-import { JobField, JobStateCode, MetaField, SchedulerField } from '../core/fields.js';
-import { redisNowMs, redisTimeMs } from '../core/values.js';
+import { JobStateCode, MetaField, SchedulerField } from '../core/fields.js';
+import { redisNowMs } from '../core/values.js';
 
 /** Jobs per drain/obliterate call by default: ~3 µs a job, so a call stays near 1.5 ms. */
 export const BATCH = 500;
@@ -104,7 +105,9 @@ export function checkClean(grace: unknown, limit: unknown, type: unknown): Clean
 }
 
 /** Candidate ids of a clean page (read-only). `skip` = candidates already seen and kept. */
-async function cleanCandidates(ctx: JobContext, type: CleanState, cutoff: number, now: number, skip: number, count: number, paused: boolean): Promise<string[]> {
+async function cleanCandidates(
+  ctx: JobContext, type: CleanState, cutoff: number, now: number, skip: number, count: number, paused: boolean,
+): Promise<string[]> {
   const { client, keys } = ctx;
   if (type === 'completed' || type === 'failed') {
     return client.zrangebyscore(type === 'completed' ? keys.completed : keys.failed, '-inf', cutoff, 'LIMIT', skip, count);
@@ -227,66 +230,16 @@ export async function obliterate(ctx: JobContext, name: string, budget: number, 
   }
 }
 
-/** Physical job key → that queue's keys and the job id (children may live in other queues). */
-function parseJobKey(key: string): { keys: QueueKeys; id: string } | undefined {
-  const m = /^([^{}]*):\{([^}]*)\}:job:(.*)$/s.exec(key);
-  return m ? { keys: queueKeys(unescapeQueueName(m[2]), m[1]), id: m[3] } : undefined;
-}
-
-/** A parent's children as (queue keys, id), read in pages. `pendingOnly`: those it still waits for. */
-async function childrenOf(ctx: JobContext, keys: QueueKeys, id: string, pendingOnly: boolean): Promise<Array<{ keys: QueueKeys; id: string }>> {
-  const out: Array<{ keys: QueueKeys; id: string }> = [];
-  let cursor = '0';
-  do {
-    const [next, flat] = await ctx.client.hscan(depsKey(keys, id), cursor, 'COUNT', 200);
-    cursor = next;
-    for (let i = 0; i < flat.length; i += 2) {
-      if (pendingOnly && flat[i + 1] !== 'p') continue;
-      const c = parseJobKey(flat[i]);
-      if (c && !out.some((x) => x.id === c.id && x.keys.base === c.keys.base)) out.push(c);
-    }
-  } while (cursor !== '0');
-  return out;
-}
-
-/** Whether a job, or with `children` a job it waits for (recursively), is active under a live lease (held by a worker). */
-export async function isHeld(ctx: JobContext, keys: QueueKeys, id: string, children: boolean, depth = 0): Promise<boolean> {
-  // Active under a live lease (Redis clock). Once the lease expired nobody holds the job and it
-  // can be removed, as BullMQ removes an active job whose lock is gone (lib/removal.lua).
-  const [[, st], [, deadline], [, time]] = (await ctx.client.multi().hget(jobKey(keys, id), JobField.state).zscore(keys.active, id).time().exec()) as [
-    [unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
-  if (st === JobStateCode.active && (deadline === null || Number(deadline) >= redisTimeMs(time))) return true;
-  if (!children || depth > 64) return false;
-  for (const c of await childrenOf(ctx, keys, id, true)) {
-    if (await isHeld(ctx, c.keys, c.id, true, depth + 1)) return true;
-  }
-  return false;
-}
-
 /**
  * Queue.remove: 1 when the job (and with removeChildren its children, recursively) is gone —
  * also when it did not exist, as BullMQ — and 0 when it or a child it waits for is active.
- * The job goes first, then its children queue by queue, so no child's removal makes the
- * parent ready on the way.
  */
 export async function removeJob(ctx: JobContext, id: string, removeChildren: boolean): Promise<number> {
   if (await isSchedulerSlotJob(ctx, id)) {
     throw new EchoError(ErrorCodes.SCHEDULER_JOB,
       `Job ${id} belongs to a job scheduler and cannot be removed directly. removeJob: remove the scheduler with removeJobScheduler`);
   }
-  if (await isHeld(ctx, ctx.keys, id, removeChildren)) return 0;
-  const children = removeChildren ? await childrenOf(ctx, ctx.keys, id, false) : [];
-  const [r] = await scripts.remove(ctx, { ids: [id] });
-  if (r === Code.BAD_STATE) return 0; // became active in between
-  for (let depth = 0; children.length > 0 && depth < 64; depth++) {
-    const level = children.splice(0);
-    for (const c of level) {
-      const cctx = { ...ctx, keys: c.keys };
-      children.push(...(await childrenOf(cctx, c.keys, c.id, false)));
-      await scripts.remove(cctx, { ids: [c.id] }); // an active child (-3) stays, as BullMQ's ignoreLocked
-    }
-  }
-  return 1;
+  return (await removeWithChildren(ctx, id, removeChildren)) === Code.BAD_STATE ? 0 : 1;
 }
 
 /**

@@ -5,26 +5,25 @@
  * QueueGetters (queue-getters.ts), identity QueueBase (queue-base.ts).
  */
 import { GroupMaxSizeExceededError } from '../pro/errors.js';
+import * as groups from '../pro/groups.js';
 import { checkEvictionPolicy, closeConnection, type Connection, type ConnectionInput } from '../core/connection.js';
 import { errorFromCode, guardedEmit, ActiveJobsError, ValidationError } from '../core/errors.js';
 import { Job, type JobContext } from '../job/job.js';
 import { type QueueKeys } from '../core/keys.js';
 import type { LaneControls } from '../lanes/lanes.js';
 import { getJobs, loadJobs } from '../job/load-jobs.js';
-import {
-  DEFAULT_KEEP_COUNT, checkSizeLimit, normalizeJobOptions, storedOptions, type JobOptions, type QueueCompatOptions,
-} from '../core/options.js';
+import type { JobOptions, QueueCompatOptions } from '../core/options.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
 import { layoutReady } from '../scripts/runner.js';
-import { parentArgs } from '../lifecycle/flows.js';
-import { BULK_MISSING_PARENT_ID } from '../lifecycle/cross-parents.js';
+import { BULK_MISSING_PARENT_ID } from '../job/cross-parents.js';
+import { addJobs, addedJobHash, newJob, ADD_BATCH } from '../job/new-job.js';
 import * as v from '../core/validate.js';
 import { startProducerSpan, type TraceCarrier } from '../ops/tracing.js';
 import * as schedulers from '../lifecycle/schedulers.js';
 import { QueueGetters } from './queue-getters.js';
 import { IDENTITY_BY_SUBCLASS } from './queue-base.js';
 import * as maint from './queue-maintenance.js';
-import { attached, JobScheduler, Repeat } from '../lifecycle/repeat.js';
+import { attached, JobScheduler, Repeat } from './repeat.js';
 import type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 
 import type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
@@ -33,7 +32,7 @@ export type { CleanState, RetryJobsOptions } from './queue-maintenance.js';
 export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listener.js';
 export type { QueueOptions } from './queue-options.js';
 import type { QueueOptions } from './queue-options.js';
-import { JobField, JobStateCode, MetaField } from '../core/fields.js';
+import { MetaField } from '../core/fields.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
 const RATE_BLOCK = 2 ** 50;
@@ -42,11 +41,6 @@ const RATE_BLOCK = 2 ** 50;
 /** @internal Filled by sharded.ts (a static import would be a cycle): builds a sharded queue. */
 export const shardedQueueFactory: { create?: (name: string, opts: QueueOptions) => Queue } = {};
 
-/**
- * Most jobs per addBulk call to Redis; bigger bulks are split (one round trip per batch). An add
- * costs Redis ~10–20 µs a job, so 100 keeps every call near 2 ms (test/reliability-bounded).
- */
-const ADD_BATCH = 100;
 /**
  * Jobs per script call when single adds of one tick travel together. Smaller than ADD_BATCH so
  * that Redis works on the first calls while the client still sends or resolves the others:
@@ -116,7 +110,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     v.queueName(name);
     v.plainObject('opts', opts);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
-      if (!shardedQueueFactory.create) throw new Error('sharded queues need src/sharded.js loaded (import from the package index)');
+      if (!shardedQueueFactory.create) {
+        throw new Error('sharded queues need src/cluster/sharded.ts loaded: import Queue from the package root (echomq), which loads it');
+      }
       return shardedQueueFactory.create(name, opts) as Queue<DataType, ReturnType, NameType>;
     }
     const { evmax } = this.assignIdentity(name, opts);
@@ -137,32 +133,9 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     void checkEvictionPolicy(this.conn.client);
   }
 
-  /** Validates and normalises one job for the add script (also used by sharded.ts). */
+  /** Validates and encodes one job with this queue's defaults (new-job.ts; also used by sharded.ts). */
   protected prepare(name: unknown, data: unknown, opts: JobOptions | undefined, field: string, telemetry?: TraceCarrier): AddJobArgs {
-    v.string(`${field}name`, name);
-    const merged = this.opts.defaultJobOptions ? { ...this.opts.defaultJobOptions, ...(opts ?? {}) } : opts;
-    const n = normalizeJobOptions(merged, `${field}opts`);
-    const json = v.encodeJson(`${field}data`, data, this.ctx.maxPayloadBytes);
-    if (n.sizeLimit !== undefined) checkSizeLimit(n, name as string, json, `${field}data`);
-    const args: AddJobArgs = {
-      id: n.jobId ?? '',
-      name: name as string,
-      data: json,
-      opts: storedOptions(merged, n, telemetry),
-      priority: n.priority,
-      lane: n.lane,
-      delay: n.delay,
-      lifo: n.lifo,
-      keepCompleted: n.keepCompleted,
-      keepFailed: n.keepFailed,
-      dedupId: n.deduplication?.id,
-      dedupTtl: n.deduplication?.ttl,
-      groupMaxSize: n.groupMaxSize,
-    };
-    if (n.deduplication?.mode) args.dedupMode = n.deduplication.mode;
-    if (n.timestamp !== undefined) args.timestamp = n.timestamp;
-    if (n.parent) args.parent = parentArgs(n.parent, this.keys, n.policy);
-    return args;
+    return newJob(this.keys, this.ctx.maxPayloadBytes, name, data, opts, this.opts.defaultJobOptions, field, telemetry).args;
   }
 
   /**
@@ -207,7 +180,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       for (let i = 0; i < pending.length; i += ADD_COALESCE) chunks.push(pending.slice(i, i + ADD_COALESCE));
       await Promise.all(chunks.map(async (chunk) => {
         try {
-          const replies = await scripts.add(this.ctx, chunk.map((p) => p.args));
+          const replies = await addJobs(this.ctx, chunk.map((p) => p.args));
           replies.forEach((r, k) => {
             const { args, resolve, reject } = chunk[k];
             if (r.error) reject(r.error);
@@ -257,7 +230,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     const batches: AddJobArgs[][] = [];
     for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
     const built = await Promise.all(batches.map(async (batch) => {
-      const replies = await scripts.add(this.ctx, batch);
+      const replies = await addJobs(this.ctx, batch);
       // As BullMQ's bulk add, a job whose parent is missing is left out and the others are added.
       const failed = replies.find((r) => r.error && !r.missingParent);
       if (failed) throw failed.error;
@@ -280,22 +253,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
 
   /** A Job built from what was just written, without reading it back. */
   private snapshot(id: string, a: AddJobArgs): Job<DataType, ReturnType, NameType> {
-    const h: Record<string, string> = {
-      [JobField.name]: a.name, [JobField.data]: a.data, [JobField.opts]: a.opts, [JobField.priority]: String(a.priority),
-      [JobField.lane]: a.lane, [JobField.delay]: String(a.delay), [JobField.attemptsStarted]: '0', [JobField.attemptsMade]: '0',
-      [JobField.timestamp]: String(a.timestamp ?? Date.now()), [JobField.state]: a.delay > 0 ? JobStateCode.delayed : JobStateCode.ready,
-    };
-    if (a.lifo) h[JobField.lifo] = '1';
-    // Retention as the hash holds it (Job shows it as removeOnComplete / removeOnFail).
-    const [kc, ka] = a.keepCompleted;
-    const [kfc, kfa] = a.keepFailed;
-    if (kc !== DEFAULT_KEEP_COUNT) h[JobField.keepCompletedCount] = String(kc);
-    if (ka > 0) h[JobField.keepCompletedAge] = String(ka);
-    if (kfc !== DEFAULT_KEEP_COUNT) h[JobField.keepFailedCount] = String(kfc);
-    if (kfa > 0) h[JobField.keepFailedAge] = String(kfa);
-    const p = a.parent;
-    if (p) Object.assign(h, { [JobField.parentId]: p.id, [JobField.parentKey]: p.key, [JobField.parentQueue]: p.queue, [JobField.parentPrefix]: p.prefix }, p.policy ? { [JobField.parentPolicy]: p.policy } : {});
-    return Job.fromHash(this.ctx, id, h) as Job<DataType, ReturnType, NameType>;
+    return Job.fromHash(this.ctx, id, addedJobHash(a)) as Job<DataType, ReturnType, NameType>;
   }
 
   /** Re-scores a job; a waiting job moves to the back of its new tier. */
@@ -545,6 +503,26 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     this.open();
     return schedulers.removeJobScheduler(this.ctx.client, this.keys, id);
   }
+
+  // BullMQ Pro's group settings (a group is a lane; src/pro/groups.ts).
+  /** Most jobs of the group active at once across all workers; wins over the Worker's group.concurrency. */
+  async setGroupConcurrency(groupId: string, concurrency: number): Promise<void> {
+    this.open();
+    return groups.setGroupConcurrency(this.ctx, groupId, concurrency);
+  }
+  /** Drops the group's own concurrency (the Worker default applies again). */
+  async removeGroupConcurrency(groupId: string): Promise<void> { this.open(); return groups.removeGroupConcurrency(this.ctx, groupId); }
+  /** At most max jobs of the group start per duration ms; wins over the Worker's group.limit. */
+  async setGroupRateLimit(groupId: string, max: number, duration: number): Promise<void> {
+    this.open();
+    return groups.setGroupRateLimit(this.ctx, groupId, max, duration);
+  }
+  /** Drops the group's own rate limit (the Worker default applies again). */
+  async removeGroupRateLimit(groupId: string): Promise<void> { this.open(); return groups.removeGroupRateLimit(this.ctx, groupId); }
+  /** false when already paused. A paused id is remembered before the group has jobs. */
+  async pauseGroup(groupId: string): Promise<boolean> { this.open(); return groups.pauseGroup(this.ctx, groupId); }
+  /** false when not paused (or no such group). */
+  async resumeGroup(groupId: string): Promise<boolean> { this.open(); return groups.resumeGroup(this.ctx, groupId); }
 
   protected _jobScheduler?: JobScheduler;
   protected _repeat?: Repeat;

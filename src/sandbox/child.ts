@@ -72,7 +72,9 @@ export class SandboxChild {
       t.on('error', (err: Error) => (this.threadError = err));
       t.on('exit', (code: number) => this.onExit(code, null));
     } else {
-      const p = fork(fileURLToPath(CHILD_MAIN), [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], execArgv: inheritedExecArgv(), ...opts.workerForkOptions });
+      const p = fork(fileURLToPath(CHILD_MAIN), [], {
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'], execArgv: inheritedExecArgv(), ...opts.workerForkOptions,
+      });
       this.proc = p;
       this.id = p.pid ?? -1;
       // Written through rather than piped: a pipe per child would add listeners to the parent's

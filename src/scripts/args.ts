@@ -46,7 +46,7 @@ export interface AddJobArgs extends NewJobArgs {
   dedupMode?: string;
   /** Creation time (ms) given by the user; absent = the Redis clock. */
   timestamp?: number;
-  /** BullMQ's `parent` option, resolved (src/lifecycle/flows.ts parentArgs). */
+  /** BullMQ's `parent` option, resolved (src/job/flows.ts parentArgs). */
   parent?: ParentArgs;
   /** BullMQ Pro's group.maxSize (absent = none). */
   groupMaxSize?: number;

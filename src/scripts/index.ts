@@ -3,12 +3,11 @@
  * `-- KEYS:` header picks which) and named arguments, and returns a parsed reply.
  */
 import { keepArgs } from '../core/options.js';
-import { missingParentError, parentReplacedAddError, registerCrossParents } from '../lifecycle/cross-parents.js';
-import type { AddJobArgs, AddReply, ClaimedJob, ClaimReply } from './args.js';
+import type { AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs } from './args.js';
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
-import { Code } from '../core/errors.js';
+import { Code, InvalidStateError, JobNotFoundError } from '../core/errors.js';
 
 export type { ScriptContext } from './runner.js';
 export type { NewJobArgs, AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs } from './args.js';
@@ -67,9 +66,22 @@ function sameOptions(a: AddJobArgs, b: AddJobArgs): boolean {
     && a.groupMaxSize === b.groupMaxSize;
 }
 
+/** BullMQ's error when an add names a parent that does not exist (its text, then echomq's). */
+export function missingParentError(p: ParentArgs): JobNotFoundError {
+  const e = new JobNotFoundError(p.id, 'add (parent)');
+  e.message = `Missing key for parent job ${p.logicalKey}. addJob: ${e.message} in queue ${JSON.stringify(p.queue)}`;
+  return e;
+}
+
+/** BullMQ's error when an add gives an existing child of another (existing) parent a new parent. */
+export function parentReplacedAddError(p: ParentArgs, childId: string): InvalidStateError {
+  return new InvalidStateError(childId, 'add', '',
+    `The parent job ${p.logicalKey} cannot be replaced. addJob: job ${JSON.stringify(childId)} already exists as the child of another parent that still exists`);
+}
+
 export const scripts = {
-  /** crossChecked: the caller (flows.ts registerCrossParents) already handled parents in other queues. */
-  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[], crossChecked = false): Promise<AddReply[]> {
+  /** One add call. A parent in another queue must be registered first (src/job/new-job.ts addJobs). */
+  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[]): Promise<AddReply[]> {
     // add.lua takes each run of jobs with the same options as one option record, and 4
     // arguments per job (id, name, data, record number): fewer arguments to encode and parse.
     // A call whose jobs are in several lanes (a lane per user) sends each job's lane as a 5th
@@ -80,11 +92,9 @@ export const scripts = {
     const perJob: Array<string | number> = [];
     let prev: AddJobArgs | undefined;
     let rec = 0;
-    let crossParents = false;
     for (const j of jobs) {
       if (!prev || !sameOptions(prev, j)) {
         const p = j.parent;
-        if (p && !p.same) crossParents = true;
         records.push(j.opts, j.priority, lanePerJob ? '' : j.lane, j.delay, j.lifo ? '1' : '0',
           ...keepArgs(j.keepCompleted), ...keepArgs(j.keepFailed), j.dedupId ?? '', j.dedupTtl ?? 0,
           j.timestamp ?? '', p ? p.json : '', j.dedupMode ?? '', j.groupMaxSize ?? '');
@@ -94,8 +104,6 @@ export const scripts = {
       else perJob.push(j.id, j.name, j.data, rec);
       prev = j;
     }
-    // A parent in another queue (another hash slot) is checked before and told after the add.
-    if (crossParents && !crossChecked) return registerCrossParents(ctx, jobs, (js) => scripts.add(ctx, js, true));
     const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, lanePerJob ? 5 : 4, ...records, ...perJob];
     const r = (await raw.add(ctx, args)) as Array<string | number>;
     const out: AddReply[] = [];
@@ -246,7 +254,7 @@ export const scripts = {
   moveToWait: async (ctx: ScriptContext, a: { id: string; token: string }) => Number(await raw.moveToWait(ctx, [a.id, a.token])),
 
   /**
-   * Lock-holder calls (manual processing, step jobs; src/worker/worker-moves.ts). owner: the caller's
+   * Lock-holder calls (manual processing, step jobs; src/job/job-moves.ts). owner: the caller's
    * token ('' = not checked); fence: the att the caller's Job was claimed under ('' = unknown).
    * Negative replies are lib/lock.lua's codes (-1, -2, -3, -6).
    */

@@ -47,7 +47,7 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
   readonly minimumBlockTimeout = 0.001;
   readonly maximumBlockTimeout = 10;
 
-  /** BullMQ's logical name of the queue: `<prefix>:<name>` (not a Redis key; DESIGN §11). */
+  /** BullMQ's logical name of the queue: `<prefix>:<name>` (not a Redis key; keys.ts builds those). */
   get qualifiedName(): string {
     return `${this.keys.prefix}:${this.name}`;
   }

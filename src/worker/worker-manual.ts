@@ -2,7 +2,7 @@
  * Manual processing (BullMQ's `new Worker(name, null)` + `worker.getNextJob(token)`): claims for
  * a caller's token through the same lane-aware claim as automatic processing, and the jobs a
  * worker holds for callers (from getNextJob and from fetchNext replies), whose leases the worker
- * keeps renewing until a lock-holder call moves them (worker-moves.ts).
+ * keeps renewing until a lock-holder call moves them (src/job/job-moves.ts).
  */
 import { Job, type JobContext } from '../job/job.js';
 import { scripts, type ClaimedJob, type ClaimReply } from '../scripts/index.js';

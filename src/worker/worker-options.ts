@@ -6,7 +6,7 @@ import type { BackoffStrategy } from '../core/backoff.js';
 import type { ConnectionInput } from '../core/connection.js';
 import type { Job } from '../job/job.js';
 import { DEFAULT_KEEP_COMPLETED, DEFAULT_KEEP_FAILED, type KeepJobs } from '../core/options.js';
-import type { SlotPool } from '../cluster/slot-pool.js';
+import type { SlotPool } from './slot-pool.js';
 import { ValidationError } from '../core/errors.js';
 import * as v from '../core/validate.js';
 import type { SandboxedOptions } from '../sandbox/index.js';
@@ -165,7 +165,9 @@ export function validConcurrency(n: unknown): number {
 /** drainDelay in seconds: any positive number, as BullMQ (at most an hour). */
 function drainDelaySeconds(value: unknown): number {
   return bullmqText('drainDelay must be greater than 0', () => {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 3600) v.fail('drainDelay', 'a number of seconds above 0 and at most 3600', value);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 3600) {
+      v.fail('drainDelay', 'a number of seconds above 0 and at most 3600', value);
+    }
     return value;
   });
 }

@@ -7,11 +7,11 @@
 import { Code, errorFromCode, pendingDependenciesError } from '../core/errors.js';
 import type { QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
-import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
+import { drainOutbox, mayWriteOutbox } from '../job/flows.js';
 import { scripts, type ClaimReply, type ClaimedJob } from '../scripts/index.js';
 import type { Running } from './worker-upkeep.js';
 import type { WorkerSettings } from './worker-options.js';
-import { failedStack, failurePlan, type MoveContext } from './worker-moves.js';
+import { failedStack, failurePlan, type MoveContext } from '../job/job-moves.js';
 
 /** What the settle path uses of its Worker. */
 export interface SettleHost {

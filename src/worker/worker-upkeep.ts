@@ -5,7 +5,7 @@
 import { StaleJobError, UnrecoverableError } from '../core/errors.js';
 import { Job, type JobContext } from '../job/job.js';
 import { repairSchedulers } from '../lifecycle/schedulers.js';
-import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
+import { drainOutbox, mayWriteOutbox } from '../job/flows.js';
 import { scripts } from '../scripts/index.js';
 
 /** A job the worker is running. */
@@ -33,7 +33,9 @@ export const STALLED_REASON = 'job stalled more than allowable limit';
  * lease is gone is marked lost and its signal aborted with a StaleJobError, also handed to
  * onLost. Errors of the call itself are thrown.
  */
-export async function renewLeases(ctx: JobContext, running: ReadonlyMap<string, Running>, leaseMs: number, onLost: (err: StaleJobError) => void): Promise<void> {
+export async function renewLeases(
+  ctx: JobContext, running: ReadonlyMap<string, Running>, leaseMs: number, onLost: (err: StaleJobError) => void,
+): Promise<void> {
   const jobs: Array<{ id: string; token: string }> = [];
   for (const r of running.values()) if (!r.lost) jobs.push({ id: r.job.id, token: r.token });
   if (jobs.length === 0) return;

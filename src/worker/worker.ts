@@ -1,10 +1,8 @@
 /**
- * Worker: claims jobs, runs the processor, settles them. The hot path is at most one Redis call
- * per job: `complete` settles the jobs that finished together (up to half the concurrency per
- * call) and claims as many next jobs in the same script, `fail` does the same for one job; an
- * idle worker blocks on the queue's wake list instead of polling; leases are renewed in one call
- * (worker-upkeep.ts); the settle path is in worker-settle.ts. Without a processor the worker serves manual processing (worker-manual.ts;
- * the Job's lock-holder calls are in worker-moves.ts); options are validated in worker-options.ts.
+ * Worker: claims jobs, runs the processor, settles them: at most one Redis call per job
+ * (`complete` settles a batch and claims as many in the same script; worker-settle.ts), an idle
+ * worker blocks on the wake list, leases are renewed in one call (worker-upkeep.ts).
+ * Manual processing: worker-manual.ts; the Job's lock-holder calls: src/job/job-moves.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from '../core/backoff.js';
@@ -19,12 +17,12 @@ import * as v from '../core/validate.js';
 import { traceProcess, tracingAvailable } from '../ops/tracing.js';
 import { advanceScheduler } from '../lifecycle/schedulers.js';
 import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
-import type { SlotPool } from '../cluster/slot-pool.js';
+import type { SlotPool } from './slot-pool.js';
 import { createSandboxProcessor, type SandboxProcessor } from '../sandbox/index.js';
-import { applyGroupDefaults, workerGroupDefaults, type GroupDefaults } from '../pro/groups.js';
+import { applyGroupDefaults, rateLimitGroup, workerGroupDefaults, type GroupDefaults } from '../pro/groups.js';
 import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
 import { WorkerBase } from './worker-base.js';
-import { extendJobLocks, startedTooOften, type MoveContext, type WorkerHooks } from './worker-moves.js';
+import { extendJobLocks, startedTooOften, type MoveContext, type WorkerHooks } from '../job/job-moves.js';
 import { HeldJobs } from './worker-manual.js';
 import { Settler, toError } from './worker-settle.js';
 import { MetaField } from '../core/fields.js';
@@ -56,11 +54,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   // `!`: with `shards > 1` the constructor returns a ShardedWorker instead of assigning these.
   /** undefined: manual processing (getNextJob), nothing is claimed by the worker itself. */
   private readonly processor!: Processor<D, R, N> | undefined;
-  /**
-   * The processor declares its signal parameter, or takes rest parameters, or is a processor
-   * file (see Processor); BullMQ's field of the same name. Without it cancelJob has nothing to
-   * abort and returns false, as BullMQ's.
-   */
+  /** The processor can see its signal (see Processor), BullMQ's field; without it cancelJob returns false. */
   private readonly processorAcceptsSignal!: boolean;
   private readonly ctx!: MoveContext;
   /** Jobs held for callers (manual processing, fetchNext replies); see worker-manual.ts. */
@@ -104,7 +98,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     }
     v.plainObject('opts', opts);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
-      if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/sharded-worker.js loaded (import from the package index)');
+      if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/cluster/sharded-worker.ts loaded (import Worker from echomq)');
       return shardedWorkerFactory.create(name, processor as Processor, opts) as unknown as Worker<D, R, N>;
     }
     // A processor file runs in child processes or threads; each shard's worker has its own pool.
@@ -179,7 +173,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     if (this.processor && this.opts.autorun) void this.run().catch((err) => this.reportError(err));
   }
 
-  /** What the Jobs this worker hands out use for their lock-holder calls (worker-moves.ts). */
+  /** What the Jobs this worker hands out use for their lock-holder calls (src/job/job-moves.ts). */
   private hooks(): WorkerHooks {
     // Read at call time: concurrency and the manual side change after construction.
     // eslint-disable-next-line @typescript-eslint/no-this-alias
@@ -307,6 +301,9 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   extendJobLocks(jobIds: string[], tokens: string[], duration: number): Promise<string[]> {
     return extendJobLocks(this.ctx, jobIds, tokens, duration);
   }
+
+  /** BullMQ Pro: the job's group leaves the ring for ms; throw Worker.RateLimitError() after it. */
+  rateLimitGroup(job: Job, ms: number): Promise<void> { return rateLimitGroup(this.ctx, job, ms); }
 
   get activeCount(): number {
     return this.running.size;

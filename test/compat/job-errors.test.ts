@@ -9,7 +9,7 @@ import { sleep } from '../helpers.js';
 afterAll(closeConnections);
 
 const message = (p: Promise<unknown>) => p.then(() => 'resolved', (e: Error) => e.message);
-/** BullMQ's message is the part echomq's begins with (DESIGN §11): compare that part. */
+/** BullMQ's message is the part echomq's begins with: compare that part. */
 const bullPart = (bull: string, mine: string) => (mine.startsWith(bull) ? bull : mine);
 
 describe('moveToFailed on a job that is not active', () => {

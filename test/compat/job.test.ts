@@ -96,6 +96,20 @@ describe('Job fields and JSON shapes', () => {
     expect(r.echomq).toEqual(r.bullmq);
   });
 
+  it('Job.createBulk returns the jobs as sent, without reading them back (an existing id keeps its stored job)', async () => {
+    const r = await sideBySide(async (lib, name, connection) => {
+      const q = open(lib, name, connection);
+      await lib.Job.create(q, 'first', { v: 1 }, { jobId: 'dup' });
+      const [again, fresh] = await lib.Job.createBulk(q, [{ name: 'second', data: { v: 2 }, opts: { jobId: 'dup' } }, { name: 'new', data: { v: 3 } }]);
+      const stored = await lib.Job.fromId(q, 'dup');
+      const out = { returned: [again.id, again.name, again.data, fresh.name, fresh.data], stored: [stored!.name, stored!.data] };
+      await q.close();
+      return out;
+    });
+    expect(r.echomq).toEqual({ returned: ['dup', 'second', { v: 2 }, 'new', { v: 3 }], stored: ['first', { v: 1 }] });
+    expect(r.echomq).toEqual(r.bullmq);
+  });
+
   it('a completed and a failed job, as the worker left them', async () => {
     const r = await sideBySide(async (lib, name, connection) => {
       const q = open(lib, name, connection);

@@ -64,7 +64,9 @@ export class Explorer {
     if (!(instance instanceof WorkerHost)) {
       throw new TypeError(`Processor class "${(cls as { name?: string }).name}" must extend WorkerHost (from echomq/nestjs)`);
     }
-    if (!w.isDependencyTreeStatic()) throw new TypeError(`Processor "${(cls as { name?: string }).name}": request-scoped processors are not supported`);
+    if (!w.isDependencyTreeStatic()) {
+      throw new TypeError(`Processor "${(cls as { name?: string }).name}": request-scoped processors are not supported`);
+    }
     const name = p.name ?? 'default';
     const q = this.queueOptions(name, p.configKey);
     const own = meta<WorkerOptions>(WORKER_OPTIONS_METADATA, cls) ?? {};

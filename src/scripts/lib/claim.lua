@@ -5,13 +5,8 @@
 --  1. queue paused → nothing claimed; due delayed jobs are still promoted (gate).
 --  2. promote due delayed jobs and readmit lanes whose rate window reopened (bounded batches).
 --  3. gates: global concurrency (meta conc vs ZCARD active), global rate (meta rlmax/rldur).
---  4. ring turns (nextRingLane, laneShare, serveTurn, endTurn): continue the current lane's turn (meta tl/tk) if it has share left, else
---     take the next lane off the ring's head and serve it
---     K = min(weight, depth, limit headroom, rate headroom) jobs by ZPOPMIN. Lanes come off the
---     head in passes (one LPOP for as many lanes as jobs are still wanted); at the end of a
---     pass the lanes still serviceable go back to the tail in one RPUSH and the others leave
---     inring in one SREM: the order of a one-step rotation per turn, at O(1) commands per pass
---     and O(1) in the number of lanes.
+--  4. ring turns (nextRingLane, laneShare, serveTurn, endTurn), taken off the ring in passes
+--     (the pass state below); the algorithm and its costs: docs/internals.md#the-claim.
 --  5. counters of the call written once (finishClaim).
 local PROMOTE_BATCH = 200
 -- Shared fields of the active events of claimed jobs (emitJob in lib/common.lua).
@@ -180,16 +175,9 @@ local function activate(jk, nowStr)
   if hadOwner then redis.call('HDEL', jk, 'tok') end
   return out
 end
--- The claim's steps, run in this order by claimJobs: gate (how many jobs the queue lets this
--- claim take), then lane turns, each taken off the ring (nextRingLane), given its share (K)
--- and served, then finish (the call's counters, written once). The pass state below is the
--- rotation in passes: one LPOP takes as many lanes off the ring's head as the jobs still
--- wanted (each turn serves at least one), the turns serve them in order, and endPass puts the
--- ones still serviceable back at the tail with one RPUSH, takes the others out of inring with
--- one SREM, and returns lanes popped but not reached to the head. The ring then reads as if
--- each turn had rotated it by one (LMOVE head to tail, LREM of a lane that left), so the order
--- is the same, at a few commands per pass instead of per turn: the point for many shallow
--- lanes, which would each pay a rotation and an eviction per job.
+-- A pass: the lanes one LPOP took off the ring's head; endPass puts the served ones still
+-- serviceable back at the tail (RPUSH), the others out of inring (SREM), the unreached ones back
+-- at the head: the order of one rotation per turn at a few commands per pass (docs/internals.md).
 local pass, passAt, passLen = nil, 0, 0
 local passMoved = false -- the pass is one lane that LMOVE already put at the tail
 local passKeep, passGone = {}, {}

@@ -5,7 +5,7 @@
 -- claimOwner), else its attempt counter `att`: a worker's own claims hand `att` to the
 -- processor as its token. `fence` is the attempt the caller's Job snapshot was claimed under
 -- ('' when unknown): a job re-claimed after its lease was recovered has a newer `att`, so a call
--- for the old attempt is refused even under the same owner token (DESIGN §11, tokens).
+-- for the old attempt is refused even under the same owner token (docs/internals.md, leases and tokens).
 --
 -- Codes, as BullMQ's: 1 the caller holds the lock; -1 no such job; -2 missing lock (not
 -- active, or the attempt is over); -3 not in the active state (no token given: the lock is not

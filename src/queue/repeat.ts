@@ -9,10 +9,10 @@
  * Both share their queue's client when made by a Queue, and the Queue re-emits their 'error'.
  */
 import { Job } from '../job/job.js';
-import { QueueBase } from '../queue/queue-base.js';
-import type { QueueOptions } from '../queue/queue-options.js';
-import * as schedulers from './schedulers.js';
-import type { JobSchedulerJson, RepeatOptions, SchedulerJobOptions } from './schedulers.js';
+import { QueueBase } from './queue-base.js';
+import type { QueueOptions } from './queue-options.js';
+import * as schedulers from '../lifecycle/schedulers.js';
+import type { JobSchedulerJson, RepeatOptions, SchedulerJobOptions } from '../lifecycle/schedulers.js';
 import * as v from '../core/validate.js';
 
 /** BullMQ 5's RepeatableJob: a scheduler as the legacy getRepeatableJobs lists it. */
@@ -41,7 +41,9 @@ export function toRepeatableJob(s: JobSchedulerJson): RepeatableJob {
 }
 
 /** A queue's schedulers in BullMQ 5's legacy shape, by next slot (asc = false: latest first). */
-export async function getRepeatableJobs(q: { client: QueueBase['client']; keys: QueueBase['keys'] }, start = 0, end = -1, asc = false): Promise<RepeatableJob[]> {
+export async function getRepeatableJobs(
+  q: { client: QueueBase['client']; keys: QueueBase['keys'] }, start = 0, end = -1, asc = false,
+): Promise<RepeatableJob[]> {
   return (await schedulers.getJobSchedulers(q.client, q.keys, start, end, asc)).map(toRepeatableJob);
 }
 

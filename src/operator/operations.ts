@@ -8,7 +8,7 @@ import { Queue, type CleanState } from '../queue/queue.js';
 import { Job, type JobContext } from '../job/job.js';
 import { jobKey, queueKeys } from '../core/keys.js';
 import { InvalidStateError, JobNotFoundError } from '../core/errors.js';
-import { JOB_STATES, getJobCounts, laneReadyIds, listLanes, listQueues, type JobCounts, type JobStateName, type LaneInfo } from './inspect.js';
+import { JOB_STATES, getJobCounts, laneReadyIds, listLanes, listQueues, type JobCounts, type JobStateName, type LaneInfo } from '../ops/inspect.js';
 import { getJobs, loadJobs } from '../job/load-jobs.js';
 import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { NotFoundError, UserError, type Target } from './target.js';
@@ -75,7 +75,9 @@ export async function queueStatus(q: Queue, maxLanes = 1000): Promise<QueueStatu
     q.client.hget(q.keys.meta, MetaField.concurrency),
     allLanes(q, maxLanes),
   ]);
-  return { name: q.name, paused, counts, globalConcurrency: conc === null ? null : Number(conc), lanes: lanes.lanes, lanesTruncated: lanes.truncated };
+  return {
+    name: q.name, paused, counts, globalConcurrency: conc === null ? null : Number(conc), lanes: lanes.lanes, lanesTruncated: lanes.truncated,
+  };
 }
 
 /** A job as lists show it (no data, which can be large). */
@@ -153,7 +155,9 @@ async function jobsInState(q: Queue, state: JobStateName, lane: string | undefin
     if (state !== 'prioritized' && (state === 'paused') !== paused) return [];
     return loadJobs(ctx, await laneReadyIds(q.client, q.keys, lane, state === 'prioritized' ? 'prioritized' : 'waiting', offset, count));
   }
-  const key = { active: q.keys.active, delayed: q.keys.delayed, completed: q.keys.completed, failed: q.keys.failed, 'waiting-children': q.keys.wchildren }[state];
+  const key = {
+    active: q.keys.active, delayed: q.keys.delayed, completed: q.keys.completed, failed: q.keys.failed, 'waiting-children': q.keys.wchildren,
+  }[state];
   const newestFirst = state === 'completed' || state === 'failed';
   const range = (start: number, end: number) => (newestFirst ? q.client.zrevrange(key, start, end) : q.client.zrange(key, start, end));
   if (lane === undefined) return loadJobs(ctx, await range(offset, offset + count - 1));
@@ -241,7 +245,9 @@ export async function retryAllFailed(
  */
 export async function removeJob(q: Queue, id: string): Promise<void> {
   if (!(await q.getJob(id))) throw new JobNotFoundError(id, 'remove');
-  if ((await q.remove(id)) === 0) throw new InvalidStateError(id, 'remove', 'is active (or waits for an active child); it can be removed once it finishes');
+  if ((await q.remove(id)) === 0) {
+    throw new InvalidStateError(id, 'remove', 'is active (or waits for an active child); it can be removed once it finishes');
+  }
 }
 
 /** `n` or `none`. */

@@ -1,33 +1,21 @@
 /**
  * Adds that name a parent in another queue (another hash slot, so outside the add's own atomic
- * call), and BullMQ's error for a missing parent. Used by the add binding (src/scripts/index.ts).
+ * call). Used by the new-job path (new-job.ts addJobs) before its plain add.
  */
-import { InvalidStateError, JobNotFoundError, Code } from '../core/errors.js';
+import { Code } from '../core/errors.js';
 import { jobKey, queueKeys } from '../core/keys.js';
 import { lifecycleScripts } from '../scripts/lifecycle.js';
 import type { ScriptContext } from '../scripts/runner.js';
 import type { AddJobArgs, AddReply, ParentArgs } from '../scripts/args.js';
+import { missingParentError } from '../scripts/index.js';
 import { MetaField } from '../core/fields.js';
 import { layoutReady } from '../scripts/runner.js';
-
-/** BullMQ's error when an add names a parent that does not exist (its text, then echomq's). */
-export function missingParentError(p: ParentArgs): JobNotFoundError {
-  const e = new JobNotFoundError(p.id, 'add (parent)');
-  e.message = `Missing key for parent job ${p.logicalKey}. addJob: ${e.message} in queue ${JSON.stringify(p.queue)}`;
-  return e;
-}
 
 /**
  * The id BullMQ's addBulk gives a job whose parent is missing: its script's status code -5,
  * which its pipelined bulk add returns in place of an id (the other jobs are added).
  */
 export const BULK_MISSING_PARENT_ID = -5;
-
-/** BullMQ's error when an add gives an existing child of another (existing) parent a new parent. */
-export function parentReplacedAddError(p: ParentArgs, childId: string): InvalidStateError {
-  return new InvalidStateError(childId, 'add', '',
-    `The parent job ${p.logicalKey} cannot be replaced. addJob: job ${JSON.stringify(childId)} already exists as the child of another parent that still exists`);
-}
 
 /**
  * Adds jobs of which some name a parent in another queue (another hash slot, so not in the

@@ -6,13 +6,13 @@
  * Tokens: the caller's token names the lock owner (one token may serve many jobs); the attempt
  * the Job snapshot was claimed under (`attemptsStarted`) is sent beside it as the fence, so a
  * call for an attempt whose lease was recovered is refused even under the same token
- * (scripts/lib/lock.lua, DESIGN §11). A refused call changes nothing and throws BullMQ's text.
+ * (scripts/lib/lock.lua). A refused call changes nothing and throws BullMQ's text.
  */
 import { retryPlan, type BackoffStrategy, type RetryPlan } from '../core/backoff.js';
-import { lockError, UnrecoverableError } from '../core/errors.js';
-import type { HeldJob, JobContext, JobFactory } from '../job/job-context.js';
+import { lockError, UnrecoverableError, Code } from '../core/errors.js';
+import type { HeldJob, JobContext, JobFactory } from './job-context.js';
 import { jobKey, queueKeys } from '../core/keys.js';
-import { drainOutbox, mayWriteOutbox } from '../lifecycle/flows.js';
+import { drainOutbox, mayWriteOutbox } from './flows.js';
 import { scripts, type ClaimedJob, type ClaimReply } from '../scripts/index.js';
 import * as v from '../core/validate.js';
 
