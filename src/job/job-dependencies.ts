@@ -193,7 +193,7 @@ export async function isHeld(ctx: JobContext, id: string, children: boolean, dep
   const { keys } = ctx;
   const reply = await ctx.client.multi().hget(jobKey(keys, id), JobField.state).zscore(keys.active, id).time().exec();
   const [[, st], [, deadline], [, time]] = reply as [[unknown, string | null], [unknown, string | null], [unknown, [string, string]]];
-  if (st === 'a' && (deadline === null || Number(deadline) >= redisTimeMs(time))) return true;
+  if (st === JobStateCode.active && (deadline === null || Number(deadline) >= redisTimeMs(time))) return true;
   if (!children || depth > MAX_DEPTH) return false;
   for (const c of await childJobs(ctx, id, true)) {
     if (await isHeld(contextFor(ctx, c.keys), c.id, true, depth + 1)) return true;
