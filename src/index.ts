@@ -31,6 +31,8 @@ export {
   InvalidStateError,
   ActiveJobsError,
   ClosedError,
+  RequestOutcomeUnknownError,
+  RedisRefusedError,
   UnrecoverableError,
   RateLimitError,
   DelayedError,

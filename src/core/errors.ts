@@ -74,6 +74,40 @@ export class ClosedError extends EchoError {
   }
 }
 
+/**
+ * A call whose outcome the client cannot know: its request went out but no reply came (the
+ * connection closed and ioredis gave up, the queue was closed), or Redis refused it as older
+ * than the applied-once window (docs/applied-once.md). It may or may not have run. `requestId`
+ * names the request; `cause` is the underlying error.
+ */
+export class RequestOutcomeUnknownError extends EchoError {
+  readonly requestId: string;
+  readonly op: string;
+  declare cause?: unknown;
+  constructor(op: string, requestId: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super('ERR_OUTCOME_UNKNOWN', `${op}: outcome unknown for request ${requestId} (it may or may not have been applied): ${why}`);
+    this.requestId = requestId;
+    this.op = op;
+    this.cause = cause;
+  }
+}
+
+/**
+ * Redis refused the call before running it (OOM under maxmemory, a read-only replica, an ACL
+ * denial, MISCONF, …): nothing was written. The message begins with Redis's own text.
+ */
+export class RedisRefusedError extends EchoError {
+  /** Redis's error word: OOM, READONLY, NOPERM, MISCONF, … */
+  readonly redisCode: string;
+  declare cause?: unknown;
+  constructor(op: string, cause: Error) {
+    super('ERR_REDIS_REFUSED', `${cause.message} (echomq ${op}: refused by Redis, nothing was written)`);
+    this.redisCode = cause.message.split(' ', 1)[0] ?? '';
+    this.cause = cause;
+  }
+}
+
 /*
  * BullMQ's processor-side errors, with BullMQ's names and default messages (the `*_ERROR`
  * constants), so code that compares `err.message === UNRECOVERABLE_ERROR` or checks

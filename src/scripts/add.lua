@@ -1,5 +1,5 @@
 -- add: adds one or more jobs (a bulk add is one call).
--- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, lcfg, laneBase, jobBase, logsBase, depsBase
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, lcfg, laneBase, jobBase, logsBase, depsBase, reqBase
 -- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
 --   (id - 1) mod step names the shard), [2] option record count m, [3] fields per job: 4, or 5
@@ -18,13 +18,16 @@
 --   bulk mostly share their options: the caller sends each distinct run of options once, and a
 --   job costs 4 arguments, not 18. A bulk with a lane per user shares its records too: the lane
 --   travels with the job (one argument) rather than making a record of 15 per job.
+--   After the last job, optionally: the request id (lib/once.lua; '' or absent = none): a
+--   rerun of the same request replies the first run's list and writes nothing.
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
 --   nothing is written but the event), or -6 when the job's parent (in this queue) does not
 --   exist (nothing is written for that job), -7 when a job with that id exists as the child
 --   of another parent that still exists (nothing is written), or -5 when the job's lane already holds groupMaxSize
 --   waiting jobs (nothing is written for that job; id '').
--- Errors: none (input is validated by the caller before the call).
+-- Errors: none (input is validated by the caller before the call); EMQ_EXPIRED (lib/once.lua)
+--   for a request older than the window without a record.
 -- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
 --   existing job) or deduplicated (jobId of the kept job, deduplicationId, deduplicatedJobId:
 --   the id the refused add asked for or was given) instead when nothing was created (none when
@@ -34,6 +37,7 @@
 --!include lib/lanes.lua
 --!include lib/newjob.lua
 --!include lib/dedup.lua
+--!include lib/once.lua
 
 -- ARGV[1]: the job count, or 'n:step:offset' for a shard of a sharded queue.
 local n, idStep, idOffset = string.match(ARGV[1], '^(%d+):(%d+):(%d+)$')
@@ -45,6 +49,10 @@ local lanePerJob = JOB_FIELDS == 5
 local now = nowMs()
 local out = {}
 local readyAdded = false
+local JOB0 = 4 + recordCount * 15 -- the first job's first field (REC0, REC below)
+local rec0, refused = onceBegin(ARGV[JOB0 + n * JOB_FIELDS], now)
+if refused then return redis.error_reply(refused) end
+if rec0 then return rec0.a end
 
 -- Offsets of a record's fields from its first (opts), and of a job's from its first (id).
 local REC = 15
@@ -78,7 +86,6 @@ for r = 1, recordCount do
   rec.gmax = ARGV[a + R_GROUP_MAX]
   recs[r] = rec
 end
-local JOB0 = REC0 + recordCount * REC -- the first job's first field
 local jobRec = {}
 for j = 0, n - 1 do jobRec[j] = recs[tonumber(ARGV[JOB0 + j * JOB_FIELDS + J_RECORD])] end
 
@@ -203,4 +210,5 @@ for j = 0, n - 1 do
 end
 flushLaneBatch()
 if readyAdded then wake() end
+onceRecord({ a = out })
 return out

@@ -9,6 +9,7 @@ import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
 import { Code } from '../core/errors.js';
+import { newRequestId, onceError } from './request-id.js';
 
 export type { ScriptContext } from './runner.js';
 export type { NewJobArgs, AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs } from './args.js';
@@ -47,6 +48,18 @@ const raw = {
 /** Names of every transition script (for docs and tests). */
 export const SCRIPT_NAMES = [...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES, ...JOB_SCRIPT_NAMES];
 
+/**
+ * Runs an applied-once call (its request id is its last argument): a failure is turned into
+ * a typed error (src/scripts/request-id.ts onceError).
+ */
+async function once(op: string, requestId: string, p: Promise<unknown>): Promise<unknown> {
+  try {
+    return await p;
+  } catch (err) {
+    throw onceError(err, op, requestId);
+  }
+}
+
 /** Parses {claimed, nextWakeAt, id, fields, ...}; a negative first element is an error code. */
 function parseClaim(reply: unknown): ClaimReply | number {
   const r = reply as unknown[];
@@ -68,8 +81,12 @@ function sameOptions(a: AddJobArgs, b: AddJobArgs): boolean {
 }
 
 export const scripts = {
-  /** crossChecked: the caller (flows.ts registerCrossParents) already handled parents in other queues. */
-  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[], crossChecked = false): Promise<AddReply[]> {
+  /**
+   * crossChecked: the caller (flows.ts registerCrossParents) already handled parents in other
+   * queues. requestId: the call's request id (docs/applied-once.md); a new one when absent —
+   * pass the same one to retry the same logical call.
+   */
+  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[], crossChecked = false, requestId = newRequestId(ctx.client)): Promise<AddReply[]> {
     // add.lua takes each run of jobs with the same options as one option record, and 4
     // arguments per job (id, name, data, record number): fewer arguments to encode and parse.
     // A call whose jobs are in several lanes (a lane per user) sends each job's lane as a 5th
@@ -95,9 +112,9 @@ export const scripts = {
       prev = j;
     }
     // A parent in another queue (another hash slot) is checked before and told after the add.
-    if (crossParents && !crossChecked) return registerCrossParents(ctx, jobs, (js) => scripts.add(ctx, js, true));
-    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, lanePerJob ? 5 : 4, ...records, ...perJob];
-    const r = (await raw.add(ctx, args)) as Array<string | number>;
+    if (crossParents && !crossChecked) return registerCrossParents(ctx, jobs, (js) => scripts.add(ctx, js, true, requestId));
+    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, lanePerJob ? 5 : 4, ...records, ...perJob, requestId];
+    const r = (await once('add', requestId, raw.add(ctx, args))) as Array<string | number>;
     const out: AddReply[] = [];
     for (let i = 0; i < r.length; i += 2) {
       const code = Number(r[i + 1]);
@@ -111,10 +128,11 @@ export const scripts = {
 
   /** owner: manual processing, the caller's token stored as each claimed job's lock owner. */
   /** owner: manual processing (see above); name: the worker's name, stored as each claimed job's processedBy. */
-  async claim(ctx: ScriptContext, a: { count: number; leaseMs: number; owner?: string; name?: string }): Promise<ClaimReply> {
-    const args: Array<string | number> = [a.count, a.leaseMs];
-    if (a.owner !== undefined || a.name !== undefined) args.push(a.owner ?? '', a.name ?? '');
-    return parseClaim(await raw.claim(ctx, args)) as ClaimReply;
+  /** requestId: see add; a retry of a claim whose reply was lost passes the same one and gets its jobs. */
+  async claim(ctx: ScriptContext, a: { count: number; leaseMs: number; owner?: string; name?: string; requestId?: string }): Promise<ClaimReply> {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    const args: Array<string | number> = [a.count, a.leaseMs, a.owner ?? '', a.name ?? '', rid];
+    return parseClaim(await once('claim', rid, raw.claim(ctx, args))) as ClaimReply;
   },
 
   /** Settles one job as completed and claims `fetch` more: completeMany for one job. */
@@ -141,12 +159,14 @@ export const scripts = {
     ctx: ScriptContext,
     a: {
       jobs: ReadonlyArray<{ id: string; token: string; returnValue: string }>; fetch: number; leaseMs: number; maxEventValueBytes: number;
-      owner?: string; metrics?: number; keep?: [number, number]; name?: string;
+      owner?: string; metrics?: number; keep?: [number, number]; name?: string; requestId?: string;
     },
   ): Promise<ClaimReply & { codes: number[] }> {
     const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes, a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? ''];
     for (const j of a.jobs) args.push(j.id, j.token, j.returnValue);
-    const r = (await raw.complete(ctx, args)) as unknown[];
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    args.push(rid);
+    const r = (await once('complete', rid, raw.complete(ctx, args))) as unknown[];
     const m = Number(r[2]);
     const codes: number[] = new Array(m);
     for (let i = 0; i < m; i++) codes[i] = Number(r[3 + i]);
@@ -159,14 +179,13 @@ export const scripts = {
     ctx: ScriptContext,
     a: {
       id: string; token: string; reason: string; stack: string; retryDelayMs: number; exhausted: boolean; fetch: number; leaseMs: number;
-      owner?: string; metrics?: number; keep?: [number, number]; name?: string;
+      owner?: string; metrics?: number; keep?: [number, number]; name?: string; requestId?: string;
     },
   ): Promise<ClaimReply | number> {
-    const args: Array<string | number> = [a.id, a.token, a.reason, a.stack, a.retryDelayMs, a.fetch, a.leaseMs, a.exhausted ? '1' : '0'];
-    if (a.owner !== undefined || a.metrics || a.keep || a.name !== undefined) {
-      args.push(a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? '');
-    }
-    return parseClaim(await raw.fail(ctx, args));
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    const args: Array<string | number> = [a.id, a.token, a.reason, a.stack, a.retryDelayMs, a.fetch, a.leaseMs, a.exhausted ? '1' : '0',
+      a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? '', rid];
+    return parseClaim(await once('fail', rid, raw.fail(ctx, args)));
   },
 
   /** Returns the ids whose lease could not be renewed. */

@@ -1,0 +1,198 @@
+// Applied once (docs/applied-once.md): calls whose reply is lost after Redis ran them are
+// resent by ioredis; the request id makes the rerun answer from the first run's record. Faults
+// come from a real TCP proxy on loopback (test/fault-proxy.ts) that drops replies and cuts the
+// connection; BullMQ runs through the same proxy in the same test to show the difference.
+import * as bullmq from 'bullmq';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Queue, Worker, type Job } from '../src/index.js';
+import { checkLaneInvariant } from './lane-invariant.js';
+import { FaultProxy, everyNth, randomly, transitionOf, type SeenCommand } from './fault-proxy.js';
+import { client, keysOf, qname, redisUrl, waitFor } from './helpers.js';
+import { JobField } from '../src/core/fields.js';
+
+function target(): { host: string; port: number } {
+  const u = new URL(redisUrl());
+  return { host: u.hostname, port: Number(u.port) };
+}
+
+const isAdd = (c: SeenCommand) => transitionOf(c) === 'add';
+/** BullMQ's add scripts go out as EVALSHA; only adds are sent on its Queue's connection during the loop. */
+const isEvalsha = (c: SeenCommand) => c.name === 'EVALSHA';
+
+describe('applied once: lost replies through a fault proxy', () => {
+  const redis = client();
+  const closers: Array<() => Promise<unknown>> = [];
+  afterAll(async () => {
+    for (const c of closers.reverse()) await c().catch(() => {});
+    await redis.quit();
+  });
+
+  async function proxy(): Promise<FaultProxy> {
+    const p = new FaultProxy(target());
+    await p.start();
+    closers.push(() => p.close());
+    return p;
+  }
+
+  /** Job hashes of a queue (every job created, whatever its state). */
+  async function jobHashes(name: string): Promise<string[]> {
+    const k = keysOf(name);
+    const out: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${k.jobBase.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000);
+      cursor = next;
+      out.push(...batch);
+    } while (cursor !== '0');
+    return out;
+  }
+
+  it('100 adds with every 10th reply dropped leave exactly 100 jobs (BullMQ: 110)', async () => {
+    const name = qname('once-add');
+    const p = await proxy();
+    p.policy = everyNth(10, isAdd);
+    const queue = new Queue(name, { connection: p.url });
+    queue.on('error', () => {});
+    closers.push(() => queue.close());
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i++) ids.push((await queue.add('x', { i })).id!);
+    expect(p.dropped.get('add')).toBeGreaterThanOrEqual(10); // resends count as adds too
+    expect(new Set(ids).size).toBe(100);
+    const hashes = await jobHashes(name);
+    expect(hashes.length).toBe(100);
+    const seen = new Map<number, number>();
+    for (const h of hashes) {
+      const i = JSON.parse((await redis.hget(h, JobField.data))!).i as number;
+      seen.set(i, (seen.get(i) ?? 0) + 1);
+    }
+    expect([...seen.values()].every((n) => n === 1) && seen.size === 100).toBe(true);
+    expect(await checkLaneInvariant(redis, keysOf(name), { registry: 'exact' })).toEqual([]);
+
+    // BullMQ through the same kind of proxy: every dropped add is resent and added twice.
+    const bname = qname('once-add-bull');
+    const bp = await proxy();
+    bp.policy = everyNth(10, isEvalsha);
+    const bq = new bullmq.Queue(bname, { connection: { host: '127.0.0.1', port: bp.port, retryStrategy: () => 50 } });
+    bq.on('error', () => {});
+    closers.push(() => bq.obliterate({ force: true }).then(() => bq.close()));
+    await bq.waitUntilReady();
+    for (let i = 0; i < 100; i++) await bq.add('x', { i });
+    const bullJobs = await bq.getJobCountByTypes('waiting');
+    console.log(`[once] 100 adds, every 10th reply dropped: echomq ${hashes.length} jobs, BullMQ ${bullJobs} jobs (${bp.droppedTotal} replies dropped)`);
+    expect(bullJobs).toBeGreaterThan(100);
+  }, 30_000);
+
+  it('addBulk with dropped replies adds every job once, and a rerun returns the first ids', async () => {
+    const name = qname('once-bulk');
+    const p = await proxy();
+    p.policy = everyNth(3, isAdd);
+    const queue = new Queue(name, { connection: p.url });
+    queue.on('error', () => {});
+    closers.push(() => queue.close());
+    const all: string[] = [];
+    for (let b = 0; b < 10; b++) {
+      // 250 jobs: three script calls per bulk, sent in one round trip; a drop cuts the rest.
+      const jobs = await queue.addBulk(Array.from({ length: 250 }, (_, i) => ({ name: 'x', data: { b, i }, opts: { lane: `l${i % 7}` } })));
+      all.push(...jobs.map((j) => j.id!));
+    }
+    expect(p.droppedTotal).toBeGreaterThan(5);
+    expect(new Set(all).size).toBe(2500);
+    expect((await jobHashes(name)).length).toBe(2500);
+    expect(await checkLaneInvariant(redis, keysOf(name), { registry: 'exact' })).toEqual([]);
+  }, 30_000);
+
+  /**
+   * 300 jobs through a worker (concurrency 4, lockDuration 3 s) whose connection loses replies:
+   * every job completed by its own processor, run once, none failed, none left active, no stall.
+   */
+  async function workerRun(label: string, policy: () => FaultProxy['policy']): Promise<{ dropped: number; ms: number }> {
+    const name = qname(label);
+    const k = keysOf(name);
+    const queue = new Queue(name, { connection: redisUrl() });
+    closers.push(() => queue.obliterate({ force: true }).then(() => queue.close()));
+    await queue.addBulk(Array.from({ length: 300 }, (_, i) => ({ name: 'x', data: { i } })));
+    const p = await proxy();
+    p.policy = policy();
+    const runs = new Map<string, number>();
+    const t0 = Date.now();
+    const worker = new Worker(name, async (job: Job) => {
+      runs.set(job.id!, (runs.get(job.id!) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, 2));
+      return job.data.i;
+    }, { connection: p.url, concurrency: 4, lockDuration: 3000, stalledInterval: 500, drainDelay: 1 });
+    worker.on('error', () => {});
+    closers.push(() => worker.close(true));
+    await waitFor(async () => (await redis.zcard(k.completed)) + (await redis.zcard(k.failed)) === 300, 30_000, `${label}: 300 jobs finished`);
+    const ms = Date.now() - t0;
+    // A lost claim would show only after its leases expire and a sweep runs: wait that out.
+    await new Promise((r) => setTimeout(r, 3600));
+    await worker.close();
+    expect(await redis.zcard(k.failed)).toBe(0);
+    expect(await redis.zcard(k.completed)).toBe(300);
+    expect(await redis.zcard(k.active)).toBe(0);
+    expect(runs.size).toBe(300);
+    expect([...runs.values()].filter((n) => n > 1)).toEqual([]);
+    for (const id of await redis.zrange(k.completed, 0, -1)) {
+      expect(await redis.hmget(k.jobBase + id, JobField.attemptsMade, JobField.stalledCounter)).toEqual(['1', null]);
+    }
+    expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);
+    return { dropped: p.droppedTotal, ms };
+  }
+
+  it('300 jobs through a worker whose connection drops every 7th reply all complete once (BullMQ beside it)', async () => {
+    const r = await workerRun('once-worker', () => everyNth(7));
+    expect(r.dropped).toBeGreaterThan(20);
+
+    // BullMQ, same workload and faults, for the record.
+    const bname = qname('once-worker-bull');
+    const bq = new bullmq.Queue(bname, { connection: target() });
+    closers.push(() => bq.obliterate({ force: true }).then(() => bq.close()));
+    await bq.addBulk(Array.from({ length: 300 }, (_, i) => ({ name: 'x', data: { i } })));
+    const bp = await proxy();
+    bp.policy = everyNth(7);
+    const bruns = new Map<string, number>();
+    const bw = new bullmq.Worker(bname, async (job) => {
+      bruns.set(job.id!, (bruns.get(job.id!) ?? 0) + 1);
+      await new Promise((res) => setTimeout(res, 2));
+      return job.data.i;
+    }, { connection: { host: '127.0.0.1', port: bp.port, retryStrategy: () => 50 }, concurrency: 4, lockDuration: 3000, stalledInterval: 500, drainDelay: 1 });
+    bw.on('error', () => {});
+    closers.push(() => bw.close(true));
+    const deadline = Date.now() + 15_000;
+    let c = 0;
+    let f = 0;
+    while (Date.now() < deadline) {
+      ({ completed: c, failed: f } = await bq.getJobCounts('completed', 'failed') as { completed: number; failed: number });
+      if (c + f >= 300) break;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    await bw.close(true);
+    const twice = [...bruns.values()].filter((n) => n > 1).length;
+    console.log(`[once] worker, every 7th reply dropped: echomq 300 completed, 0 failed, 0 run twice (${r.dropped} drops, ${r.ms} ms); ` +
+      `BullMQ ${c} completed, ${f} failed, ${twice} run twice, ${300 - bruns.size} never run (${bp.droppedTotal} drops)`);
+  }, 60_000);
+
+  it('random drops over 10 seeds: every job completes once', async () => {
+    const drops: number[] = [];
+    for (let seed = 1; seed <= 10; seed++) drops.push((await workerRun(`once-seed${seed}`, () => randomly(0.1, seed))).dropped);
+    console.log(`[once] random drops (p = 0.1) over seeds 1..10: ${drops.join(', ')} drops; all 300 jobs completed once in each`);
+  }, 180_000);
+
+  it('no request record outlives the window', async () => {
+    const name = qname('once-ttl');
+    const k = keysOf(name);
+    const p = await proxy();
+    p.policy = randomly(0.2, 7);
+    const queue = new Queue(name, { connection: p.url });
+    queue.on('error', () => {});
+    closers.push(() => queue.close());
+    for (let i = 0; i < 30; i++) await queue.add('x', { i });
+    const keys = await redis.keys(`${k.reqBase.replace(/[*?[\]\\]/g, '\\$&')}*`);
+    expect(keys.length).toBe(30);
+    for (const key of keys) {
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    }
+  }, 30_000);
+});
