@@ -4,7 +4,10 @@
 // connection; BullMQ runs through the same proxy in the same test to show the difference.
 import * as bullmq from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Queue, Worker, type Job } from '../src/index.js';
+import { Redis } from 'ioredis';
+import { Queue, RequestOutcomeUnknownError, Worker, type Job } from '../src/index.js';
+import { scripts } from '../src/scripts/index.js';
+import { MetaField } from '../src/core/fields.js';
 import { checkLaneInvariant } from './lane-invariant.js';
 import { FaultProxy, everyNth, randomly, transitionOf, type SeenCommand } from './fault-proxy.js';
 import { client, keysOf, qname, redisUrl, waitFor } from './helpers.js';
@@ -105,7 +108,7 @@ describe('applied once: lost replies through a fault proxy', () => {
    * 300 jobs through a worker (concurrency 4, lockDuration 3 s) whose connection loses replies:
    * every job completed by its own processor, run once, none failed, none left active, no stall.
    */
-  async function workerRun(label: string, policy: () => FaultProxy['policy']): Promise<{ dropped: number; ms: number }> {
+  async function workerRun(label: string, policy: () => FaultProxy['policy'], noResend = false): Promise<{ dropped: number; ms: number; worker: Worker }> {
     const name = qname(label);
     const k = keysOf(name);
     const queue = new Queue(name, { connection: redisUrl() });
@@ -115,17 +118,24 @@ describe('applied once: lost replies through a fault proxy', () => {
     p.policy = policy();
     const runs = new Map<string, number>();
     const t0 = Date.now();
+    // noResend: a client that rejects a command whose reply was lost (maxRetriesPerRequest 0)
+    // instead of resending it, so the worker's own retry with the same request id is tested.
+    const shared = noResend ? new Redis(p.url, { maxRetriesPerRequest: 0, retryStrategy: () => 20 }) : undefined;
+    if (shared) {
+      shared.on('error', () => {});
+      closers.push(async () => shared.disconnect());
+    }
     const worker = new Worker(name, async (job: Job) => {
       runs.set(job.id!, (runs.get(job.id!) ?? 0) + 1);
       await new Promise((r) => setTimeout(r, 2));
       return job.data.i;
-    }, { connection: p.url, concurrency: 4, lockDuration: 3000, stalledInterval: 500, drainDelay: 1 });
+    }, { connection: shared ?? p.url, concurrency: 4, lockDuration: 3000, stalledInterval: 500, drainDelay: 1, runRetryDelay: 20 });
     worker.on('error', () => {});
     closers.push(() => worker.close(true));
     await waitFor(async () => (await redis.zcard(k.completed)) + (await redis.zcard(k.failed)) === 300, 30_000, `${label}: 300 jobs finished`);
     const ms = Date.now() - t0;
-    // A lost claim would show only after its leases expire and a sweep runs: wait that out.
-    await new Promise((r) => setTimeout(r, 3600));
+    // A claim lost on the way leaves its jobs active until their lease expires and a sweep
+    // recovers them: they would then finish late, with a stall counted (stc, checked below).
     await worker.close();
     expect(await redis.zcard(k.failed)).toBe(0);
     expect(await redis.zcard(k.completed)).toBe(300);
@@ -136,8 +146,69 @@ describe('applied once: lost replies through a fault proxy', () => {
       expect(await redis.hmget(k.jobBase + id, JobField.attemptsMade, JobField.stalledCounter)).toEqual(['1', null]);
     }
     expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);
-    return { dropped: p.droppedTotal, ms };
+    return { dropped: p.droppedTotal, ms, worker };
   }
+
+  it('a worker whose client rejects lost replies (no resend) retries claims and settles with the same request id', async () => {
+    const r = await workerRun('once-noresend', () => everyNth(7), true);
+    expect(r.dropped).toBeGreaterThan(20);
+    console.log(`[once] no resend, every 7th reply dropped: 300 completed once (${r.dropped} drops, ${r.worker.releasedClaims} jobs handed back)`);
+  }, 60_000);
+
+  it('a lost claim that is not retried is handed back: front of its tier, no stall, counted', async () => {
+    const name = qname('once-release');
+    const k = keysOf(name);
+    const queue = new Queue(name, { connection: redisUrl() });
+    closers.push(() => queue.obliterate({ force: true }).then(() => queue.close()));
+    const added = await queue.addBulk(Array.from({ length: 6 }, (_, i) => ({ name: 'x', data: { i } })));
+    const p = await proxy();
+    p.policy = everyNth(1, (c) => transitionOf(c) === 'claim');
+    const c = new Redis(p.url, { maxRetriesPerRequest: 0, retryStrategy: () => 20 });
+    c.on('error', () => {});
+    closers.push(async () => c.disconnect());
+    const ctx = { client: c, keys: k };
+    const err = await scripts.claim(ctx, { count: 3, leaseMs: 30_000, requestId: 'test-claim-1' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RequestOutcomeUnknownError);
+    expect((err as RequestOutcomeUnknownError).requestId).toBe('test-claim-1');
+    expect((err as Error).message).toContain('test-claim-1');
+    expect(await redis.zcard(k.active)).toBe(3); // it ran: three jobs active, nobody runs them
+    p.policy = () => false;
+    const direct = { client: redis, keys: k };
+    expect((await scripts.releaseClaims(direct, ['test-claim-1'])).sort()).toEqual(added.slice(0, 3).map((j) => j.id).sort());
+    expect(await redis.zcard(k.active)).toBe(0);
+    expect(await redis.hget(k.meta, MetaField.releasedClaims)).toBe('3');
+    for (const j of added.slice(0, 3)) expect(await redis.hget(k.jobBase + j.id, JobField.stalledCounter)).toBe(null);
+    expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);
+    // Back at the front: the next claim takes them first, in their order.
+    const next = await scripts.claim(direct, { count: 3, leaseMs: 30_000 });
+    expect(next.jobs.map((j) => j.id)).toEqual(added.slice(0, 3).map((j) => j.id));
+    // A late rerun of the released claim gets none of them: they are active under a newer attempt.
+    const rerun = await scripts.claim(direct, { count: 3, leaseMs: 30_000, requestId: 'test-claim-1' });
+    expect(rerun.jobs).toEqual([]);
+  }, 20_000);
+
+  it('an add whose reply is lost rejects with the request named; its retry with that id creates nothing new', async () => {
+    const name = qname('once-unknown');
+    const k = keysOf(name);
+    const p = await proxy();
+    p.policy = everyNth(1, isAdd);
+    const c = new Redis(p.url, { maxRetriesPerRequest: 0, retryStrategy: () => 20 });
+    c.on('error', () => {});
+    closers.push(async () => c.disconnect());
+    const queue = new Queue(name, { connection: c });
+    closers.push(() => queue.close());
+    const err = await queue.add('x', { a: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RequestOutcomeUnknownError);
+    const rid = (err as RequestOutcomeUnknownError).requestId;
+    expect((err as Error).message).toMatch(/^add: outcome unknown for request /);
+    expect((await jobHashes(name)).length).toBe(1); // it ran
+    p.policy = () => false;
+    const direct = { client: redis, keys: k };
+    const job = { id: '', name: 'x', data: '{"a":1}', opts: '', priority: 0, lane: '', delay: 0, lifo: false, keepCompleted: [-1, 0] as [number, number], keepFailed: [-1, 0] as [number, number] };
+    const [again] = await scripts.add(direct, [job], false, rid);
+    expect(again!.id).toBe('1');
+    expect((await jobHashes(name)).length).toBe(1);
+  }, 20_000);
 
   it('300 jobs through a worker whose connection drops every 7th reply all complete once (BullMQ beside it)', async () => {
     const r = await workerRun('once-worker', () => everyNth(7));

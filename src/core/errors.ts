@@ -83,12 +83,15 @@ export class ClosedError extends EchoError {
 export class RequestOutcomeUnknownError extends EchoError {
   readonly requestId: string;
   readonly op: string;
+  /** Redis refused the request as older than the window (EMQ_EXPIRED): retrying it is refused too. */
+  readonly expired: boolean;
   declare cause?: unknown;
   constructor(op: string, requestId: string, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause);
     super('ERR_OUTCOME_UNKNOWN', `${op}: outcome unknown for request ${requestId} (it may or may not have been applied): ${why}`);
     this.requestId = requestId;
     this.op = op;
+    this.expired = why.includes('EMQ_EXPIRED');
     this.cause = cause;
   }
 }

@@ -114,6 +114,8 @@ export const MetaField = {
   /** The Worker's group (lane) defaults: concurrency, rate `max:durationMs` (BullMQ Pro). */
   groupConcurrency: 'gconc',
   groupRate: 'grate',
+  /** Jobs handed back by releaseClaim: claimed by a call whose reply was lost, never started (docs/applied-once.md). */
+  releasedClaims: 'rcl',
 } as const;
 
 /** Fields of a job scheduler hash (`sched:<id>`). */

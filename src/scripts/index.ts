@@ -40,6 +40,7 @@ const raw = {
   updateData: call('updateData'),
   addLog: call('addLog'),
   moveToWait: call('moveToWait'),
+  releaseClaim: call('releaseClaim'),
   moveToDelayed: call('moveToDelayed'),
   moveToWaitingChildren: call('moveToWaitingChildren'),
   extendLocks: call('extendLocks'),
@@ -261,6 +262,19 @@ export const scripts = {
   progress: async (ctx: ScriptContext, a: { id: string; progress: string }) => Number(await raw.progress(ctx, [a.id, a.progress])),
   updateData: async (ctx: ScriptContext, a: { id: string; data: string }) => Number(await raw.updateData(ctx, [a.id, a.data])),
   addLog: async (ctx: ScriptContext, a: { id: string; line: string; keep: number }) => Number(await raw.addLog(ctx, [a.id, a.line, a.keep])),
+  /**
+   * Hands back the jobs of claims (claim, complete or fail calls) whose reply never came and
+   * that will not be retried: those still active under the attempt the claim gave them go back
+   * to the front of their tier, no stall counted. Returns their ids.
+   */
+  async releaseClaims(ctx: ScriptContext, requestIds: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (let i = 0; i < requestIds.length; i += 100) {
+      out.push(...((await raw.releaseClaim(ctx, requestIds.slice(i, i + 100))) as unknown[]).map(String));
+    }
+    return out;
+  },
+
   /** Hands an active job back to ready without counting an attempt: 1, or -1 missing / -2 stale. */
   moveToWait: async (ctx: ScriptContext, a: { id: string; token: string }) => Number(await raw.moveToWait(ctx, [a.id, a.token])),
 
