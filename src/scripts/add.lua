@@ -52,7 +52,16 @@ local readyAdded = false
 local JOB0 = 4 + recordCount * 15 -- the first job's first field (REC0, REC below)
 local rec0, refused = onceBegin(ARGV[JOB0 + n * JOB_FIELDS], now)
 if refused then return redis.error_reply(refused) end
-if rec0 then return rec0.a end
+if rec0 then
+  if rec0.a then return rec0.a end
+  -- A run of created jobs with consecutive generated ids, recorded as its first id and count.
+  local r, first = {}, tonumber(rec0.f)
+  for j = 0, rec0.n - 1 do
+    r[#r + 1] = string.format('%d', first + j * idStep)
+    r[#r + 1] = 1
+  end
+  return r
+end
 
 -- Offsets of a record's fields from its first (opts), and of a job's from its first (id).
 local REC = 15
@@ -210,5 +219,15 @@ for j = 0, n - 1 do
 end
 flushLaneBatch()
 if readyAdded then wake() end
-onceRecord({ a = out })
+if onceKey then
+  -- The common bulk (every job created, generated ids in a row) is recorded as first id and
+  -- count: a few bytes instead of every id, so the record costs no memory per job.
+  local first = tonumber(out[1] or '')
+  local run = first ~= nil
+  for i = 1, #out, 2 do
+    if not run then break end
+    run = out[i + 1] == 1 and out[i] == string.format('%d', first + (i - 1) / 2 * idStep)
+  end
+  if run then onceRecord({ f = out[1], n = #out / 2 }) else onceRecord({ a = out }) end
+end
 return out
