@@ -29,7 +29,7 @@ let shas: Map<string, string> | undefined;
 function shaNames(): Map<string, string> {
   if (!shas) {
     shas = new Map();
-    for (const n of ['add', 'claim', 'complete', 'fail', 'extendLeases', 'recover', 'moveToWait', 'progress', 'addLog']) shas.set(loadScript(n).sha, n);
+    for (const n of ['add', 'claim', 'complete', 'fail', 'extendLeases', 'recover', 'moveToWait', 'progress', 'addLog', 'retry', 'moveToDelayed', 'moveToWaitingChildren', 'releaseClaim']) shas.set(loadScript(n).sha, n);
   }
   return shas;
 }
@@ -54,6 +54,11 @@ export type DropPolicy = (c: SeenCommand, n: number) => boolean;
 export const everyNth = (k: number, filter: (c: SeenCommand) => boolean = isScriptCall): DropPolicy => {
   let n = 0;
   return (c) => filter(c) && ++n % k === 0;
+};
+/** Drops the first k replies the filter matches, then none. */
+export const firstK = (k: number, filter: (c: SeenCommand) => boolean = isScriptCall): DropPolicy => {
+  let n = 0;
+  return (c) => filter(c) && ++n <= k;
 };
 export const randomly = (p: number, seed: number, filter: (c: SeenCommand) => boolean = isScriptCall): DropPolicy => {
   const r = seeded(seed);

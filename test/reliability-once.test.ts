@@ -9,7 +9,7 @@ import { Queue, RequestOutcomeUnknownError, Worker, type Job } from '../src/inde
 import { scripts } from '../src/scripts/index.js';
 import { MetaField } from '../src/core/fields.js';
 import { checkLaneInvariant } from './lane-invariant.js';
-import { FaultProxy, everyNth, randomly, transitionOf, type SeenCommand } from './fault-proxy.js';
+import { FaultProxy, everyNth, firstK, randomly, transitionOf, type SeenCommand } from './fault-proxy.js';
 import { client, keysOf, qname, redisUrl, waitFor } from './helpers.js';
 import { JobField } from '../src/core/fields.js';
 
@@ -251,6 +251,32 @@ describe('applied once: lost replies through a fault proxy', () => {
     for (let seed = 1; seed <= 10; seed++) drops.push((await workerRun(`once-seed${seed}`, () => randomly(0.1, seed))).dropped);
     console.log(`[once] random drops (p = 0.1) over seeds 1..10: ${drops.join(', ')} drops; all 300 jobs completed once in each`);
   }, 180_000);
+
+  it('job.log and job.retry whose replies are lost apply once', async () => {
+    const name = qname('once-log');
+    const k = keysOf(name);
+    const p = await proxy();
+    const queue = new Queue(name, { connection: p.url });
+    queue.on('error', () => {});
+    closers.push(() => queue.close());
+    const job = await queue.add('x', {});
+    p.policy = everyNth(2, (c) => transitionOf(c) === 'addLog');
+    for (let i = 0; i < 10; i++) await job.log(`line ${i}`);
+    expect(p.dropped.get('addLog')).toBeGreaterThanOrEqual(5);
+    expect(await redis.lrange(k.logsBase + job.id, 0, -1)).toEqual(Array.from({ length: 10 }, (_, i) => `line ${i}`));
+
+    // A failed job retried through a lost reply: the resend answers 1, not "not failed".
+    const direct = { client: redis, keys: k };
+    const [claimed] = (await scripts.claim(direct, { count: 1, leaseMs: 30_000 })).jobs;
+    const att = claimed!.fields[claimed!.fields.indexOf(JobField.attemptsStarted) + 1]!;
+    await scripts.fail(direct, { id: job.id!, token: att, reason: 'x', stack: '[]', retryDelayMs: -1, exhausted: true, fetch: 0, leaseMs: 1000 });
+    p.policy = firstK(1, (c) => transitionOf(c) === 'retry');
+    const failed = (await queue.getJob(job.id!))!;
+    await failed.retry();
+    expect(p.dropped.get('retry')).toBe(1);
+    expect(await redis.hget(k.jobBase + job.id, JobField.state)).toBe('w');
+    expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);
+  }, 20_000);
 
   it('no request record outlives the window', async () => {
     const name = qname('once-ttl');

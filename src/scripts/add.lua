@@ -219,7 +219,10 @@ for j = 0, n - 1 do
 end
 flushLaneBatch()
 if readyAdded then wake() end
-if onceKey then
+local created = false
+for i = 2, #out, 2 do if out[i] == 1 then created = true break end end
+-- A call that created nothing wrote nothing but events: its rerun answers the same.
+if onceKey and created then
   -- The common bulk (every job created, generated ids in a row) is recorded as first id and
   -- count: a few bytes instead of every id, so the record costs no memory per job.
   local first = tonumber(out[1] or '')

@@ -204,8 +204,8 @@ export const scripts = {
 
   promote: async (ctx: ScriptContext, id: string) => Number(await raw.promote(ctx, [id])),
   /** Back to ready from failed/completed; the attempt counts are reset only when asked (as BullMQ's retry). */
-  retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed', reset: { made?: boolean; started?: boolean } = {}) =>
-    Number(await raw.retry(ctx, [id, state, reset.made ? '1' : '0', reset.started ? '1' : '0'])),
+  retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed', reset: { made?: boolean; started?: boolean } = {}, requestId = newRequestId(ctx.client)) =>
+    Number(await once('retry', requestId, raw.retry(ctx, [id, state, reset.made ? '1' : '0', reset.started ? '1' : '0', requestId]))),
 
   /** Per-id results: 1 removed, -1 missing, -3 active or filtered out. */
   async remove(ctx: ScriptContext, a: { ids: readonly string[]; state?: 'w' | 'd' | 'c' | 'f'; cutoffMs?: number }): Promise<number[]> {
@@ -261,7 +261,11 @@ export const scripts = {
 
   progress: async (ctx: ScriptContext, a: { id: string; progress: string }) => Number(await raw.progress(ctx, [a.id, a.progress])),
   updateData: async (ctx: ScriptContext, a: { id: string; data: string }) => Number(await raw.updateData(ctx, [a.id, a.data])),
-  addLog: async (ctx: ScriptContext, a: { id: string; line: string; keep: number }) => Number(await raw.addLog(ctx, [a.id, a.line, a.keep])),
+  /** requestId: see add (a resent RPUSH would log the line twice). */
+  addLog: async (ctx: ScriptContext, a: { id: string; line: string; keep: number; requestId?: string }) => {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    return Number(await once('addLog', rid, raw.addLog(ctx, [a.id, a.line, a.keep, rid])));
+  },
   /**
    * Hands back the jobs of claims (claim, complete or fail calls) whose reply never came and
    * that will not be retried: those still active under the attempt the claim gave them go back
@@ -286,11 +290,11 @@ export const scripts = {
   moveToWaitAs: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string }) =>
     Number(await raw.moveToWait(ctx, [a.id, a.fence, a.owner])),
   /** Due time (ms, Redis clock), or a negative code. */
-  moveToDelayed: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; delayMs: number }) =>
-    Number(await raw.moveToDelayed(ctx, [a.id, a.owner, a.fence, a.delayMs])),
+  moveToDelayed: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; delayMs: number }, requestId = newRequestId(ctx.client)) =>
+    Number(await once('moveToDelayed', requestId, raw.moveToDelayed(ctx, [a.id, a.owner, a.fence, a.delayMs, requestId]))),
   /** 1 moved, 0 nothing pending, or a negative code. */
-  moveToWaitingChildren: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; childKey: string }) =>
-    Number(await raw.moveToWaitingChildren(ctx, [a.id, a.owner, a.fence, a.childKey])),
+  moveToWaitingChildren: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; childKey: string }, requestId = newRequestId(ctx.client)) =>
+    Number(await once('moveToWaitingChildren', requestId, raw.moveToWaitingChildren(ctx, [a.id, a.owner, a.fence, a.childKey, requestId]))),
   /** Ids whose lease was not renewed. */
   async extendLocks(ctx: ScriptContext, a: { leaseMs: number; jobs: ReadonlyArray<{ id: string; owner: string; fence: string }> }): Promise<string[]> {
     const args: Array<string | number> = [a.leaseMs];

@@ -21,13 +21,17 @@ end
 
 -- The decoded record of request `rid` when it already ran (a rerun), else nil (a first run,
 -- or no request id: '' / nil, or a client that passes no reqBase key). Errors when the request
--- is older than the window and has no record.
+-- is older than the window and has no record. now: the Redis clock (ms), read here if nil.
 local function onceBegin(rid, now)
   if not rid or rid == '' or not K.reqBase then return nil end
   local key = K.reqBase .. rid
   local rec = redis.call('GET', key)
   if rec then return cjson.decode(rec) end
   local sent = string.match(rid, '@(%d+)$')
+  if sent and not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
   if sent and now - tonumber(sent) > ONCE_WINDOW_MS - ONCE_MARGIN_MS then
     return nil, 'EMQ_EXPIRED request ' .. rid .. ' was sent ' .. (now - tonumber(sent)) ..
       ' ms ago, longer than the ' .. ONCE_WINDOW_MS .. ' ms window, and has no record: refused, its outcome is unknown'
