@@ -29,7 +29,7 @@ let shas: Map<string, string> | undefined;
 function shaNames(): Map<string, string> {
   if (!shas) {
     shas = new Map();
-    for (const n of ['add', 'claim', 'complete', 'fail', 'extendLeases', 'recover', 'moveToWait', 'progress', 'addLog', 'retry', 'moveToDelayed', 'moveToWaitingChildren', 'releaseClaim']) shas.set(loadScript(n).sha, n);
+    for (const n of ['add', 'claim', 'complete', 'fail', 'extendLeases', 'recover', 'moveToWait', 'progress', 'addLog', 'retry', 'moveToDelayed', 'moveToWaitingChildren', 'releaseClaim', 'addFlow', 'publishEvent']) shas.set(loadScript(n).sha, n);
   }
   return shas;
 }

@@ -5,7 +5,7 @@
 import * as bullmq from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { Queue, RequestOutcomeUnknownError, Worker, type Job } from '../src/index.js';
+import { FlowProducer, Queue, QueueEventsProducer, RequestOutcomeUnknownError, Worker, type Job } from '../src/index.js';
 import { scripts } from '../src/scripts/index.js';
 import { MetaField } from '../src/core/fields.js';
 import { checkLaneInvariant } from './lane-invariant.js';
@@ -276,6 +276,36 @@ describe('applied once: lost replies through a fault proxy', () => {
     expect(p.dropped.get('retry')).toBe(1);
     expect(await redis.hget(k.jobBase + job.id, JobField.state)).toBe('w');
     expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);
+  }, 20_000);
+
+  it('flows (one queue and across queues) and publishEvent whose replies are lost apply once', async () => {
+    const a = qname('once-flow-a');
+    const b = qname('once-flow-b');
+    const p = await proxy();
+    // The first reply of every addFlow call is lost: each per-queue call is resent once.
+    let seen = 0;
+    p.policy = (c) => transitionOf(c) === 'addFlow' && ++seen % 2 === 1;
+    const flows = new FlowProducer({ connection: p.url });
+    flows.on('error', () => {});
+    closers.push(() => flows.close());
+    const one = await flows.add({ name: 'root', queueName: a, data: {}, children: [1, 2, 3].map((i) => ({ name: 'leaf', queueName: a, data: { i } })) });
+    const cross = await flows.add({ name: 'root', queueName: a, data: {}, children: [1, 2].map((i) => ({ name: 'leaf', queueName: b, data: { i } })) });
+    expect(p.dropped.get('addFlow')).toBeGreaterThanOrEqual(3);
+    expect((await jobHashes(a)).length).toBe(5); // two roots, three leaves
+    expect((await jobHashes(b)).length).toBe(2);
+    for (const node of [one, cross]) {
+      for (const j of [node.job, ...(node.children ?? []).map((c) => c.job)]) {
+        expect(await redis.exists(keysOf(j.queueName).jobBase + j.id)).toBe(1);
+      }
+    }
+    expect(await redis.hget(keysOf(a).jobBase + cross.job.id, JobField.pendingChildren)).toBe('2');
+
+    const producer = new QueueEventsProducer(a, { connection: p.url });
+    closers.push(() => producer.close());
+    p.policy = everyNth(2, (c) => transitionOf(c) === 'publishEvent');
+    for (let i = 0; i < 10; i++) await producer.publishEvent({ eventName: 'tick', i: String(i) });
+    const entries = (await redis.xrange(keysOf(a).events, '-', '+')).filter(([, f]) => f[1] === 'tick');
+    expect(entries.map(([, f]) => f[3])).toEqual(Array.from({ length: 10 }, (_, i) => String(i)));
   }, 20_000);
 
   it('no request record outlives the window', async () => {

@@ -3,7 +3,7 @@
 -- waiting-children with one pending entry per child in its deps hash; a leaf is added like
 -- add.lua adds a job (ready, or delayed). The caller sends parents before (or with) their
 -- children: a parent in another queue has been added by an earlier call.
--- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg, dedup, dedupx
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg, dedup, dedupx, reqBase
 -- ARGV: [1] node count n, then per node 20 fields and its children's job keys:
 --   id (never '': the caller names every node), name, data (JSON), opts (JSON),
 --   priority (integer 0..2097151), lane, delay (ms), lifo ('1'/'0'), keepCompletedCount
@@ -15,7 +15,9 @@
 --   `parent` on a root: it must exist and counts this job as a dependency), child count m,
 --   then m child job keys; after the nodes, optionally the first node's deduplication (a
 --   flow's root with children: BullMQ deduplicates a root): dedup id, ttl (ms; 0 = simple
---   mode, held while the job has not finished)
+--   mode, held while the job has not finished); last, optionally, the request id (lib/once.lua:
+--   present when the arguments after the nodes are odd in number; '' = none): a rerun replies
+--   the first run's {1, existing ids...} and writes nothing
 -- A job whose id already exists is kept as it is (BullMQ's duplicated job). When the flow gives
 -- it a parent it becomes that parent's child, unless it has another parent that still exists:
 -- completed, it counts at once as a completed child (lib/flow.lua flowSettled); otherwise the
@@ -26,7 +28,7 @@
 --   another queue, or is a root attached to an outside parent, {-6, id} when the existing
 --   parent job id names is missing, {-7, id} when an existing job has another parent that
 --   still exists (nothing is written).
--- Errors: -5, -6, -7 as above.
+-- Errors: -5, -6, -7 as above; EMQ_EXPIRED (error reply, lib/once.lua).
 -- Events: added per job, then waiting | delayed | waiting-children; deduplicated (jobId of the
 --   holder, deduplicationId, deduplicatedJobId: the root's id) instead when deduplicated.
 --!include lib/common.lua
@@ -35,8 +37,16 @@
 --!include lib/newjob.lua
 --!include lib/flow.lua
 --!include lib/dedup.lua
+--!include lib/once.lua
 
 local n = tonumber(ARGV[1])
+-- Where the nodes end: the optional dedup pair and request id follow them.
+local tail = 2
+for _ = 1, n do tail = tail + 20 + tonumber(ARGV[tail + 19]) end
+local tailArgs = #ARGV - tail + 1
+local rec, refused = onceBegin(tailArgs % 2 == 1 and ARGV[#ARGV] or nil)
+if refused then return redis.error_reply(refused) end
+if rec then return rec.r end
 local nodes = {}
 local b = 2
 for i = 1, n do
@@ -59,7 +69,7 @@ for i = 1, n do
 end
 
 local now = nowMs()
-local dd = ARGV[b]
+local dd = tailArgs >= 2 and ARGV[b] or nil
 if dd then
   dedupSweep(now)
   local holder = dedupHolder(dd, now)
@@ -118,4 +128,5 @@ for i = 1, n do
   end
 end
 if ready then wake() end
+onceRecord({ r = existing })
 return existing

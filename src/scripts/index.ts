@@ -41,6 +41,7 @@ const raw = {
   addLog: call('addLog'),
   moveToWait: call('moveToWait'),
   releaseClaim: call('releaseClaim'),
+  publishEvent: call('publishEvent'),
   moveToDelayed: call('moveToDelayed'),
   moveToWaitingChildren: call('moveToWaitingChildren'),
   extendLocks: call('extendLocks'),
@@ -266,6 +267,12 @@ export const scripts = {
     const rid = a.requestId ?? newRequestId(ctx.client);
     return Number(await once('addLog', rid, raw.addLog(ctx, [a.id, a.line, a.keep, rid])));
   },
+  /** A custom event into the events stream (QueueEventsProducer), applied once; returns the entry id. */
+  async publishEvent(ctx: ScriptContext, a: { maxEvents: number; fields: readonly string[]; requestId?: string }): Promise<string> {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    return String(await once('publishEvent', rid, raw.publishEvent(ctx, [a.maxEvents, rid, ...a.fields])));
+  },
+
   /**
    * Hands back the jobs of claims (claim, complete or fail calls) whose reply never came and
    * that will not be retried: those still active under the attempt the claim gave them go back

@@ -7,6 +7,7 @@ import { bindScript as call, type ScriptContext } from './runner.js';
 import { keepArgs } from '../core/options.js';
 import type { NewJobArgs } from './args.js';
 import { Code } from '../core/errors.js';
+import { newRequestId, onceError } from './request-id.js';
 
 const raw = {
   addFlow: call('addFlow'),
@@ -64,7 +65,7 @@ export const lifecycleScripts = {
    * parent (-7); then nothing was written.
    */
   async addFlow(
-    ctx: ScriptContext, nodes: readonly FlowNodeArgs[], rootDedup?: { id: string; ttl: number },
+    ctx: ScriptContext, nodes: readonly FlowNodeArgs[], rootDedup?: { id: string; ttl: number }, requestId = newRequestId(ctx.client),
   ): Promise<{ ok: true; existing: string[] } | { ok: false; existingId: string; code: -5 | -6 | -7 } | { ok: false; deduplicatedBy: string; code: 2 }> {
     const args: Array<string | number> = [nodes.length];
     for (const n of nodes) {
@@ -75,7 +76,14 @@ export const lifecycleScripts = {
         n.children.length, ...n.children);
     }
     if (rootDedup) args.push(rootDedup.id, rootDedup.ttl);
-    const r = (await raw.addFlow(ctx, args)) as unknown[];
+    // Applied once (docs/applied-once.md): a resend answers from the first run's record.
+    args.push(requestId);
+    let r: unknown[];
+    try {
+      r = (await raw.addFlow(ctx, args)) as unknown[];
+    } catch (err) {
+      throw onceError(err, 'addFlow', requestId);
+    }
     const code = Number(r[0]);
     if (code === 2) return { ok: false, deduplicatedBy: String(r[1]), code };
     if (code === Code.CROSS_QUEUE_CHILDREN || code === Code.MISSING_PARENT || code === Code.OTHER_PARENT) return { ok: false, existingId: String(r[1]), code };

@@ -127,6 +127,7 @@ export class Settler<R> {
     const batch = this.queued;
     this.queued = [];
     this.settling += batch.length;
+    for (const b of batch) b.run.settling = true;
     void this.completeBatch(batch);
   }
 
@@ -192,6 +193,7 @@ export class Settler<R> {
     const { retryDelay, reason, made, exhausted } = plan;
     const stack = failedStack(job, err);
     const fetch = this.host.refill(1);
+    run.settling = true;
     try {
       const reply = await this.once((requestId) => scripts.fail(this.host.ctx, {
         id: job.id, token: run.token, reason, stack, retryDelayMs: retryDelay, exhausted,
