@@ -149,6 +149,11 @@ describe('applied once: lost replies through a fault proxy', () => {
       expect(await redis.hmget(k.jobBase + id, JobField.attemptsMade, JobField.stalledCounter)).toEqual(['1', null]);
     }
     expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);
+    // Every record the run left expires within the window.
+    for (const key of await redis.keys(`${k.reqBase.replace(/[*?[\]\\]/g, '\\$&')}*`)) {
+      const ttl = await redis.pttl(key);
+      expect(ttl > 0 && ttl <= 60_000).toBe(true);
+    }
     return { dropped: p.droppedTotal, ms, worker };
   }
 
@@ -307,6 +312,24 @@ describe('applied once: lost replies through a fault proxy', () => {
     const entries = (await redis.xrange(keysOf(a).events, '-', '+')).filter(([, f]) => f[1] === 'tick');
     expect(entries.map(([, f]) => f[3])).toEqual(Array.from({ length: 10 }, (_, i) => String(i)));
   }, 20_000);
+
+  it('a request older than the window without a record is refused, typed; one with a record is answered', async () => {
+    const name = qname('once-expired');
+    const k = keysOf(name);
+    const direct = { client: redis, keys: k };
+    const job = { id: '', name: 'x', data: '{}', opts: '', priority: 0, lane: '', delay: 0, lifo: false, keepCompleted: [-1, 0] as [number, number], keepFailed: [-1, 0] as [number, number] };
+    const now = Number((await redis.time())[0]) * 1000;
+    const err = await scripts.add(direct, [job], false, `old@${now - 59_000}`).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RequestOutcomeUnknownError);
+    expect((err as RequestOutcomeUnknownError).expired).toBe(true);
+    expect((err as Error).message).toContain('EMQ_EXPIRED');
+    expect((await jobHashes(name)).length).toBe(0);
+    // Sent 50 s ago (within the window) and run then: its rerun, even now, gets the first reply.
+    const [first] = await scripts.add(direct, [job], false, `recent@${now - 50_000}`);
+    const [again] = await scripts.add(direct, [job], false, `recent@${now - 50_000}`);
+    expect(again).toEqual(first);
+    expect((await jobHashes(name)).length).toBe(1);
+  });
 
   it('no request record outlives the window', async () => {
     const name = qname('once-ttl');

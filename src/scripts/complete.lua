@@ -48,9 +48,9 @@ local metricsMax = tonumber(ARGV[5])
 local workerKeep, workerKeepAge = tonumber(ARGV[6]), tonumber(ARGV[7]) -- nil when ''
 local workerName = ARGV[8] ~= '' and ARGV[8] or nil
 local now = nowMs()
-local rec, refused = onceBegin(rid, now)
-if refused then return redis.error_reply(refused) end
-if rec then
+-- A rerun's answer (lib/once.lua): the recorded codes and the claimed jobs still active under
+-- their attempt.
+local function rerun(rec)
   local claimed = {}
   local got = onceClaimed(rec.j, claimed)
   local head = { got, -1, #rec.c }
@@ -58,7 +58,11 @@ if rec then
   for i = 1, #claimed do head[#head + 1] = claimed[i] end
   return head
 end
-if onceKey then claimTrack = {} end
+if m == 0 then
+  local rec, refused = onceBegin(rid, now)
+  if refused then return redis.error_reply(refused) end
+  if rec then return rerun(rec) end
+end
 local nowStr = string.format('%d', now) -- written as a string: see activate in lib/claim.lua
 readMeta() -- the claim below needs it anyway; reading it first also gives emit its cap
 local admitted = false
@@ -82,6 +86,18 @@ for i = 0, m - 1 do
   -- A flow parent (a step job) with children still pending cannot complete (BullMQ's
   -- pending-dependencies refusal); pend is absent on jobs that never had children.
   if code == 1 and pending and pending ~= '0' then code = -10 end
+  if i == 0 then
+    -- Applied once: a rerun always finds its first job refused (the first run settled it, or
+    -- refused it too), so the record is read only then, before anything is written; a first
+    -- job that still holds its token proves a first run.
+    if code == 1 then
+      onceArm(rid)
+    else
+      local rec, refused = onceBegin(rid, now)
+      if refused then return redis.error_reply(refused) end
+      if rec then return rerun(rec) end
+    end
+  end
   if code ~= 1 then
     codes[#codes + 1] = code
   else
@@ -126,6 +142,7 @@ claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lu
 claimName = workerName
 -- A call that settled nothing (every token stale) claims nothing either: it changes nothing.
 local want = #finished > 0 and fetch or 0
+if onceKey then claimTrack = {} end
 local got, nextAt = claimJobs(want, leaseMs, now, out)
 flushDeferredActive()
 if got == 0 and #finished > 0 then emitDrainedIfIdle() end

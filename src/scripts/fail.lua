@@ -30,16 +30,19 @@
 --!include lib/once.lua
 
 local now = nowMs()
-local rec, refused = onceBegin(ARGV[14], now)
-if refused then return redis.error_reply(refused) end
-if rec then
+-- Applied once (lib/once.lua): a rerun finds its job no longer active under its token (the
+-- first run moved it, or refused it too), so the record is read only on a refusal; a job that
+-- still holds its token proves a first run.
+local function refusal(code)
+  local rec, refused = onceBegin(ARGV[14], now)
+  if refused then return redis.error_reply(refused) end
+  if not rec then return {code} end
   local out = {}
   local got = onceClaimed(rec.j, out)
   table.insert(out, 1, -1)
   table.insert(out, 1, got)
   return out
 end
-if onceKey then claimTrack = {} end
 local id, token, reason, stack = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local delay = tonumber(ARGV[5])
 local fetch, leaseMs, exhausted = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8] == '1'
@@ -51,12 +54,14 @@ local att, st, lane, keepCount, keepAge, prio, lifo, made, parentId =
   unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo', 'made', 'pid'), 1, 9)
 if owner then
   local code = holderCode(jk, att, st, owner, token) -- manual processing (lib/lock.lua)
-  if code ~= 1 then return {code} end
+  if code ~= 1 then return refusal(code) end
 elseif not att then
-  return {-1}
+  return refusal(-1)
 elseif att ~= token or st ~= 'a' then
-  return {-2}
+  return refusal(-2)
 end
+onceArm(ARGV[14])
+if onceKey then claimTrack = {} end
 lane, prio = laneOr(lane), prioOr(prio)
 made = tonumber(made or '0') + 1
 redis.call('ZREM', K.active, id)

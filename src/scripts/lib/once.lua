@@ -40,6 +40,12 @@ local function onceBegin(rid, now)
   return nil
 end
 
+-- A fenced call (a settle) whose first job still holds its token has certainly not run
+-- before, whatever its age: it skips the GET and only arms the record of this run.
+local function onceArm(rid)
+  if rid and rid ~= '' and K.reqBase then onceKey = K.reqBase .. rid end
+end
+
 -- Records what this first run decided (a table; JSON), for the window.
 local function onceRecord(t)
   if onceKey then redis.call('SET', onceKey, cjson.encode(t), 'PX', ONCE_WINDOW_MS) end
