@@ -39,6 +39,8 @@ export {
   ActiveJobsError,
   ClosedError,
   IncompatibleLayoutError,
+  RequestOutcomeUnknownError,
+  RedisRefusedError,
   UnrecoverableError,
   RateLimitError,
   DelayedError,

@@ -28,7 +28,10 @@ export async function nodeOfKey(cl: Cluster, key: string): Promise<number> {
   return Number(r[2][1]);
 }
 
-/** Every key matching a pattern, across all masters (SCAN per node). */
+/**
+ * Every key matching a pattern, across all masters (SCAN per node), but echomq's request records
+ * (`…}:req:<rid>`): per-call bookkeeping that expires with its window (docs/protocol.md "Applied once").
+ */
 export async function scanAll(cl: Cluster, pattern: string): Promise<string[]> {
   const out: string[] = [];
   for (const node of cl.nodes('master')) {
@@ -36,7 +39,7 @@ export async function scanAll(cl: Cluster, pattern: string): Promise<string[]> {
     do {
       const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       cursor = next;
-      out.push(...batch);
+      out.push(...batch.filter((k) => !k.includes('}:req:')));
     } while (cursor !== '0');
   }
   return out;

@@ -36,6 +36,10 @@ export const ErrorCodes = {
   CROSS_SHARD: 'ERR_CROSS_SHARD',
   /** A sharded queue opened with another shard count than its jobs were written under (ShardCountError). */
   SHARD_COUNT: 'ERR_SHARD_COUNT',
+  /** A call whose reply was lost and not answered by a retry: its outcome is unknown (RequestOutcomeUnknownError). */
+  OUTCOME_UNKNOWN: 'ERR_OUTCOME_UNKNOWN',
+  /** Redis refused the call (OOM, READONLY, NOPERM; RedisRefusedError): nothing was written. */
+  REDIS_REFUSED: 'ERR_REDIS_REFUSED',
   /** A Job whose queue object has no ioredis client. */
   NO_CONNECTION: 'ERR_NO_CONNECTION',
   /** BullMQ Pro: the lane holds group.maxSize waiting jobs (GroupMaxSizeExceededError). */
@@ -129,6 +133,43 @@ export class IncompatibleLayoutError extends EchoError {
     this.queue = queue;
     this.stored = stored;
     this.expected = expected;
+  }
+}
+
+/**
+ * A call whose outcome the client cannot know: its request went out but no reply came (the
+ * connection closed and ioredis gave up, the queue was closed), or Redis refused it as older
+ * than the applied-once window (docs/protocol.md "Applied once"). It may or may not have run. `requestId`
+ * names the request; `cause` is the underlying error.
+ */
+export class RequestOutcomeUnknownError extends EchoError {
+  readonly requestId: string;
+  readonly op: string;
+  /** Redis refused the request as older than the window (EMQ_EXPIRED): retrying it is refused too. */
+  readonly expired: boolean;
+  declare cause?: unknown;
+  constructor(op: string, requestId: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super('ERR_OUTCOME_UNKNOWN', `${op}: outcome unknown for request ${requestId} (it may or may not have been applied): ${why}`);
+    this.requestId = requestId;
+    this.op = op;
+    this.expired = why.includes('EMQ_EXPIRED');
+    this.cause = cause;
+  }
+}
+
+/**
+ * Redis refused the call before running it (OOM under maxmemory, a read-only replica, an ACL
+ * denial, MISCONF, …): nothing was written. The message begins with Redis's own text.
+ */
+export class RedisRefusedError extends EchoError {
+  /** Redis's error word: OOM, READONLY, NOPERM, MISCONF, … */
+  readonly redisCode: string;
+  declare cause?: unknown;
+  constructor(op: string, cause: Error) {
+    super('ERR_REDIS_REFUSED', `${cause.message} (echomq ${op}: refused by Redis, nothing was written)`);
+    this.redisCode = cause.message.split(' ', 1)[0] ?? '';
+    this.cause = cause;
   }
 }
 

@@ -135,6 +135,8 @@ export const MetaField = {
   shardCount: 'shards',
   /** Stored layout version (decimal integer; docs/protocol.md "Versions"): set with HSETNX before a client's first write, checked against LAYOUT_VERSION. */
   layoutVersion: 'lv',
+  /** Jobs handed back by releaseClaim: claimed by a call whose reply was lost, never started (docs/protocol.md "Applied once"). */
+  releasedClaims: 'rcl',
 } as const;
 
 /** Fields of a job scheduler hash (`sched:<id>`). Integers are decimal strings, times ms. */

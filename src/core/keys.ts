@@ -20,6 +20,8 @@
  *   schedBase + id    → hash of one job scheduler              (sched:<id>)
  *   depsBase  + id    → hash of a parent job's children         (deps:<id>)
  *                       (child job key → status letter + value, docs/schedulers-and-flows.md)
+ *   reqBase   + rid   → string: what request <rid> decided, PX = the applied-once window
+ *                       (req:<rid>; lib/once.lua, docs/protocol.md "Applied once")
  *
  * Deduplication ids are user strings too, but they never enter a key: they are fields of the
  * fixed `dedup` hash (id → job id) and members of the fixed `dedupx` zset (throttle expiry),
@@ -117,6 +119,8 @@ export interface QueueKeys {
   readonly logsBase: string;
   /** Base for lrate:<lane> counters. */
   readonly lrateBase: string;
+  /** Base for req:<request id> records of applied-once calls (expire with the window). */
+  readonly reqBase: string;
 }
 
 export function queueKeys(queue: string, prefix: string = DEFAULT_PREFIX): QueueKeys {
@@ -160,6 +164,7 @@ export function queueKeys(queue: string, prefix: string = DEFAULT_PREFIX): Queue
     jobBase: k('job:'),
     logsBase: k('logs:'),
     lrateBase: k('lrate:'),
+    reqBase: k('req:'),
   });
 }
 

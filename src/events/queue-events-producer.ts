@@ -13,7 +13,7 @@ import { closeConnection, openConnection, type Connection, type ConnectionInput,
 import { ClosedError, reportError } from '../core/errors.js';
 import { queueKeys, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
-import { layoutReady } from '../scripts/runner.js';
+import { scripts } from '../scripts/index.js';
 
 export interface QueueEventsProducerOptions {
   /** Redis URL, ioredis options, or a client (used as is, not duplicated). */
@@ -106,8 +106,8 @@ export class QueueEventsProducer extends EventEmitter {
       if (k === 'event') v.fail('argsObj', "fields other than 'event' (it carries eventName)", k);
       fields.push(k, fieldValue(val));
     }
-    await layoutReady(this.conn.client, this.keys);
-    await this.conn.client.xadd(this.keys.events, 'MAXLEN', '~', maxEvents, '*', ...fields);
+    // A script rather than a plain XADD, so a resend after a lost reply adds no second entry.
+    await scripts.publishEvent({ client: this.conn.client, keys: this.keys }, { maxEvents, fields });
   }
 
   /** Closes the connection (a client passed in is left open). Idempotent. */

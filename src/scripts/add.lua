@@ -1,5 +1,5 @@
 -- add: adds one or more jobs (a bulk add is one call).
--- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, lcfg, laneBase, jobBase, logsBase, depsBase
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, events, wake, dedup, dedupx, wchildren, lcfg, laneBase, jobBase, logsBase, depsBase, reqBase
 -- ARGV: [1] job count n, or 'n:step:offset' for shard `offset` of a sharded queue of `step`
 --   shards (generated ids are then (counter - 1) * step + offset + 1: unique across shards, and
 --   (id - 1) mod step names the shard),
@@ -34,13 +34,17 @@
 --   [c + 4] lane (only when k = 5).
 --   Jobs of a bulk mostly share their options: the caller starts a new record only when a job's
 --   options differ from the previous job's, so a job costs 4 arguments, not 19.
+--   After the last job, optionally:
+--   [4 + 15m + kn] request id (lib/once.lua; '' or absent = none): a rerun of the same request
+--   replies the first run's list and writes nothing.
 -- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
 --   nothing is written but the event), or -5 when the job's parent (in this queue) does not
 --   exist (nothing is written for that job), -7 when a job with that id exists as the child
 --   of another parent that still exists (nothing is written), or -11 when the job's lane already holds groupMaxSize
 --   waiting jobs (nothing is written for that job; id '').
--- Errors (per job, in the created slot): -5 missing parent, -7 other parent, -11 group full.
+-- Errors (per job, in the created slot): -5 missing parent, -7 other parent, -11 group full; EMQ_EXPIRED (error reply, lib/once.lua)
+--   for a request older than the window without a record.
 -- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
 --   existing job) or deduplicated (jobId of the kept job, deduplicationId, deduplicatedJobId:
 --   the id the refused add asked for or was given) instead when nothing was created (none when
@@ -50,6 +54,7 @@
 --!include lib/lanes.lua
 --!include lib/newjob.lua
 --!include lib/dedup.lua
+--!include lib/once.lua
 
 -- ARGV[1]: the job count, or 'n:step:offset' for a shard of a sharded queue.
 local n, idStep, idOffset = string.match(ARGV[1], '^(%d+):(%d+):(%d+)$')
@@ -61,6 +66,19 @@ local lanePerJob = JOB_FIELDS == 5
 local now = nowMs()
 local out = {}
 local readyAdded = false
+local JOB0 = 4 + recordCount * 15 -- the first job's first field (REC0, REC below)
+local rec0, refused = onceBegin(ARGV[JOB0 + n * JOB_FIELDS], now)
+if refused then return redis.error_reply(refused) end
+if rec0 then
+  if rec0.a then return rec0.a end
+  -- A run of created jobs with consecutive generated ids, recorded as its first id and count.
+  local r, first = {}, tonumber(rec0.f)
+  for j = 0, rec0.n - 1 do
+    r[#r + 1] = string.format('%d', first + j * idStep)
+    r[#r + 1] = 1
+  end
+  return r
+end
 
 -- Offsets of a record's fields from its first (opts), and of a job's from its first (id).
 local REC = 15
@@ -94,7 +112,6 @@ for r = 1, recordCount do
   rec.gmax = ARGV[a + R_GROUP_MAX]
   recs[r] = rec
 end
-local JOB0 = REC0 + recordCount * REC -- the first job's first field
 local jobRec = {}
 for j = 0, n - 1 do jobRec[j] = recs[tonumber(ARGV[JOB0 + j * JOB_FIELDS + J_RECORD])] end
 
@@ -219,4 +236,18 @@ for j = 0, n - 1 do
 end
 flushLaneBatch()
 if readyAdded then wake() end
+local created = false
+for i = 2, #out, 2 do if out[i] == 1 then created = true break end end
+-- A call that created nothing wrote nothing but events: its rerun answers the same.
+if onceKey and created then
+  -- The common bulk (every job created, generated ids in a row) is recorded as first id and
+  -- count: a few bytes instead of every id, so the record costs no memory per job.
+  local first = tonumber(out[1] or '')
+  local run = first ~= nil
+  for i = 1, #out, 2 do
+    if not run then break end
+    run = out[i + 1] == 1 and out[i] == string.format('%d', first + (i - 1) / 2 * idStep)
+  end
+  if run then onceRecord({ f = out[1], n = #out / 2 }) else onceRecord({ a = out }) end
+end
 return out

@@ -3,7 +3,7 @@
 -- waiting-children with one pending entry per child in its deps hash; a leaf is added like
 -- add.lua adds a job (ready, or delayed). The caller sends parents before (or with) their
 -- children: a parent in another queue has been added by an earlier call.
--- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, delayed, failed, events, wake, wchildren, outbox, depsBase, laneBase, jobBase, lcfg, reqBase
 -- ARGV: [1] node count n, then n nodes, node i at b (b = 2 for the first node, then the
 --   previous node's b + 20 + its child count):
 --   [b] id (never '': the caller names every node),
@@ -28,7 +28,10 @@
 --   [b + 18] register ('1': the parent is an existing job of this queue outside the flow,
 --   BullMQ's `parent` on a root: it must exist and counts this job as a dependency),
 --   [b + 19] child count m,
---   [b + 20 ..] m child job keys.
+--   [b + 20 ..] m child job keys;
+--   after the nodes, at e, optionally:
+--   [e] request id (lib/once.lua; '' or absent = none): a rerun replies the first run's
+--   {1, existing ids...} and writes nothing.
 --   (A flow with deduplication is one job, added by add.lua: BullMQ refuses deduplication on a
 --   job with children.)
 -- A job whose id already exists is kept as it is (BullMQ's duplicated job). When the flow gives
@@ -40,15 +43,22 @@
 --   another queue, or is a root attached to an outside parent, {-5, id} when the existing
 --   parent job id names is missing, {-7, id} when an existing job has another parent that
 --   still exists (nothing is written).
--- Errors: -5, -7, -12 as above.
+-- Errors: -5, -7, -12 as above; EMQ_EXPIRED (error reply, lib/once.lua).
 -- Events: added per job, then waiting | delayed | waiting-children.
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/retention.lua
 --!include lib/newjob.lua
 --!include lib/flow.lua
+--!include lib/once.lua
 
 local n = tonumber(ARGV[1])
+-- Where the nodes end: the optional request id follows them.
+local tail = 2
+for _ = 1, n do tail = tail + 20 + tonumber(ARGV[tail + 19]) end
+local rec, refused = onceBegin(#ARGV >= tail and ARGV[tail] or nil)
+if refused then return redis.error_reply(refused) end
+if rec then return rec.r end
 local nodes = {}
 local b = 2
 for i = 1, n do
@@ -118,4 +128,5 @@ for i = 1, n do
   end
 end
 if ready then wake() end
+onceRecord({ r = existing })
 return existing

@@ -1,17 +1,29 @@
 -- addLog: appends a line to a job's log, keeping the newest keepLogs lines.
--- KEYS: jobBase, logsBase
--- ARGV: [1] job id, [2] line, [3] keepLogs (most lines kept; 0 = all)
+-- KEYS: jobBase, logsBase, reqBase
+-- ARGV: [1] job id, [2] line, [3] keepLogs (most lines kept; 0 = all),
+--   [4] request id ('' or absent = none; lib/once.lua): a rerun replies the first run's count and logs nothing
 -- Returns: number of lines now kept.
 -- Errors: -1 no such job.
 -- Events: none.
+--!include lib/once.lua
 
-local id = ARGV[1]
-if redis.call('EXISTS', K.jobBase .. id) == 0 then return -1 end
-local lk = K.logsBase .. id
-local n = redis.call('RPUSH', lk, ARGV[2])
-local keep = tonumber(ARGV[3])
-if keep > 0 and n > keep then
-  redis.call('LTRIM', lk, -keep, -1)
-  n = keep
+-- Applied once (lib/once.lua): a rerun of the same request replies the first run's result.
+local rec, refused = onceBegin(ARGV[4])
+if refused then return redis.error_reply(refused) end
+if rec then return rec.r end
+local function body()
+  local id = ARGV[1]
+  if redis.call('EXISTS', K.jobBase .. id) == 0 then return -1 end
+  local lk = K.logsBase .. id
+  local n = redis.call('RPUSH', lk, ARGV[2])
+  local keep = tonumber(ARGV[3])
+  if keep > 0 and n > keep then
+    redis.call('LTRIM', lk, -keep, -1)
+    n = keep
+  end
+  return n
 end
-return n
+local r = body()
+-- A refusal (negative code) changed nothing: nothing to record.
+if type(r) == 'number' and r >= 0 then onceRecord({ r = r }) end
+return r

@@ -1,7 +1,7 @@
 -- complete: settles one or more active jobs of a worker as completed, then claims the
 -- worker's next jobs in the same call. A worker whose jobs finish in the same tick settles
 -- them together: the call's fixed costs (meta read, clock, claim turn) are paid once.
--- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsCompleted, metricsCompletedData
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, completed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsCompleted, metricsCompletedData, reqBase
 -- ARGV: [1] jobs to claim next (0 = none), [2] lease (ms) for them,
 --   [3] largest return value (bytes) copied into the completed event,
 --   [4] owner token ('' = a worker's own jobs, whose token is their att; otherwise manual
@@ -10,13 +10,16 @@
 --   [6] the worker's removeOnComplete keep count for jobs without their own ('' = none: the
 --   default applies), [7] its keep age (ms; '' = none), [8] worker name for the claimed jobs' `pb` ('' = none),
 --   then per settled job (at most 1000): [9 + 3i] job id, [10 + 3i] token (the job's att when
---   claimed), [11 + 3i] return value (JSON)
+--   claimed), [11 + 3i] return value (JSON), then optionally one more: the request id
+--   (lib/once.lua; present when (#ARGV - 8) mod 3 is 1): a rerun replies the first run's codes
+--   and its claimed jobs still active under their attempt, and changes nothing
 -- Returns: {claimed, wakeInMs, m, code1..codem, id1, fields1, ...}: m settled jobs, each
 --   code 1 (completed) or an error code below, then the claimed jobs like claim.
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
 --   recovered, is held under a newer token, or already finished); with an owner token also
 --   -6 lock mismatch (lib/lock.lua); -10 the job has pending children (flows). A job with an
 --   error code is left as it was.
+--   EMQ_EXPIRED (error reply, lib/once.lua): a request older than the window without a record.
 -- Events: completed (jobId, returnvalue, prev) per settled job; a flow child releases its
 --   parent in this queue when it was the last pending child: waiting | delayed (jobId of the
 --   parent). A parent in another queue is told through the outbox (lib/flow.lua). drained
@@ -29,11 +32,14 @@
 --!include lib/flow.lua
 --!include lib/lock.lua
 --!include lib/metrics.lua
+--!include lib/once.lua
 
 local MAX_SETTLE = 1000
 -- Shared fields of the completed events of a settle (emitJob in lib/common.lua).
 local PREV_ACTIVE = { 'prev', 'active' }
-local m = (#ARGV - 8) / 3
+local rid
+if (#ARGV - 8) % 3 == 1 then rid = ARGV[#ARGV] end
+local m = math.floor((#ARGV - 8) / 3)
 if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs per call') end
 local fetch, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxEv = tonumber(ARGV[3])
@@ -42,6 +48,21 @@ local metricsMax = tonumber(ARGV[5])
 local workerKeep, workerKeepAge = tonumber(ARGV[6]), tonumber(ARGV[7]) -- nil when ''
 local workerName = ARGV[8] ~= '' and ARGV[8] or nil
 local now = nowMs()
+-- A rerun's answer (lib/once.lua): the recorded codes and the claimed jobs still active under
+-- their attempt.
+local function rerun(rec)
+  local claimed = {}
+  local got = onceClaimed(rec.j, claimed)
+  local head = { got, -1, #rec.c }
+  for i = 1, #rec.c do head[#head + 1] = rec.c[i] end
+  for i = 1, #claimed do head[#head + 1] = claimed[i] end
+  return head
+end
+if m == 0 then
+  local rec, refused = onceBegin(rid, now)
+  if refused then return redis.error_reply(refused) end
+  if rec then return rerun(rec) end
+end
 local nowStr = string.format('%d', now) -- written as a string: see activate in lib/claim.lua
 readMeta() -- the claim below needs it anyway; reading it first also gives emit its cap
 local admitted = false
@@ -65,6 +86,18 @@ for i = 0, m - 1 do
   -- A flow parent (a step job) with children still pending cannot complete (BullMQ's
   -- pending-dependencies refusal); pend is absent on jobs that never had children.
   if code == 1 and pending and pending ~= '0' then code = -10 end
+  if i == 0 then
+    -- Applied once: a rerun always finds its first job refused (the first run settled it, or
+    -- refused it too), so the record is read only then, before anything is written; a first
+    -- job that still holds its token proves a first run.
+    if code == 1 then
+      onceArm(rid)
+    else
+      local rec, refused = onceBegin(rid, now)
+      if refused then return redis.error_reply(refused) end
+      if rec then return rerun(rec) end
+    end
+  end
   if code ~= 1 then
     codes[#codes + 1] = code
   else
@@ -110,6 +143,7 @@ claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lu
 claimName = workerName
 -- A call that settled nothing (every token stale) claims nothing either: it changes nothing.
 local want = #finished > 0 and fetch or 0
+if onceKey then claimTrack = {} end
 local got, nextAt = claimJobs(want, leaseMs, now, out)
 flushDeferredActive()
 if got == 0 and #finished > 0 then emitDrainedIfIdle() end
@@ -117,4 +151,6 @@ if admitted and want == 0 then wake() end
 local head = { got, nextAt, m }
 for i = 1, m do head[#head + 1] = codes[i] end
 for i = 1, #out do head[#head + 1] = out[i] end
+-- A call that settled nothing changed nothing: its rerun answers the same.
+if #finished > 0 then onceRecord({ c = codes, j = onceClaimPairs(out, 1, claimTrack) }) end
 return head

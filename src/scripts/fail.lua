@@ -1,15 +1,18 @@
 -- fail: settles an active job whose attempt failed: retries it (at once, back of its tier, or
 -- after a backoff delay) or fails it for good; then claims the worker's next jobs.
--- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsFailed, metricsFailedData
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsFailed, metricsFailedData, reqBase
 -- ARGV: [1] job id, [2] token (the job's att when claimed), [3] failed reason, [4] stack trace
 --   (JSON array), [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to
 --   claim next, [7] lease (ms) for them, [8] '1' when the attempts ran out (BullMQ:
 --   attemptsMade >= attempts), [9] owner token ('' or absent = a worker's own job; otherwise
 --   manual processing, as in complete.lua), [10] metrics data points (0 or absent = none),
---   [11] the worker's removeOnFail keep count for jobs without their own ('' or absent = none),
---   [12] its keep age (ms; '' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none)
+--   [11] / [12] the worker's removeOnFail as keep count / age (ms) for jobs without their own
+--   ('' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none),
+--   [14] request id ('' or absent = none; lib/once.lua): a rerun of a settle that went ahead
+--   replies its claimed jobs still active under their attempt and changes nothing
 -- Returns: like claim ({claimed, wakeInMs, ...}), or {code} on error.
--- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch.
+-- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch;
+--   EMQ_EXPIRED (error reply, lib/once.lua): a request older than the window without a record.
 -- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
 --   out: QueueEvents emits retries-exhausted from it) when final; otherwise retrying then
 --   delayed (jobId, delay) or waiting (jobId, prev active). drained after a final failure
@@ -24,7 +27,22 @@
 --!include lib/flow.lua
 --!include lib/lock.lua
 --!include lib/metrics.lua
+--!include lib/once.lua
 
+local now = nowMs()
+-- Applied once (lib/once.lua): a rerun finds its job no longer active under its token (the
+-- first run moved it, or refused it too), so the record is read only on a refusal; a job that
+-- still holds its token proves a first run.
+local function refusal(code)
+  local rec, refused = onceBegin(ARGV[14], now)
+  if refused then return redis.error_reply(refused) end
+  if not rec then return {code} end
+  local out = {}
+  local got = onceClaimed(rec.j, out)
+  table.insert(out, 1, -1)
+  table.insert(out, 1, got)
+  return out
+end
 local id, token, reason, stack = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local delay = tonumber(ARGV[5])
 local fetch, leaseMs, exhausted = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8] == '1'
@@ -36,14 +54,15 @@ local att, st, lane, keepCount, keepAge, prio, lifo, made, parentId, follower =
   unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kfc', 'kfa', 'prio', 'lifo', 'made', 'pid', 'dkn'), 1, 10)
 if owner then
   local code = holderCode(jk, att, st, owner, token) -- manual processing (lib/lock.lua)
-  if code ~= 1 then return {code} end
+  if code ~= 1 then return refusal(code) end
 elseif not att then
-  return {-1}
+  return refusal(-1)
 elseif att ~= token or st ~= 'a' then
-  return {-2}
+  return refusal(-2)
 end
+onceArm(ARGV[14])
+if onceKey then claimTrack = {} end
 lane, prio = laneOr(lane), prioOr(prio)
-local now = nowMs()
 made = tonumber(made or '0') + 1
 redis.call('ZREM', K.active, id)
 local admitted = releaseActive(lane)
@@ -91,6 +110,7 @@ if ARGV[13] and ARGV[13] ~= '' then claimName = ARGV[13] end
 local got, nextAt = claimJobs(fetch, leaseMs, now, out)
 if got == 0 and delay < 0 then emitDrainedIfIdle() end
 if admitted and fetch == 0 then wake() end
+onceRecord({ j = onceClaimPairs(out, 1, claimTrack) })
 table.insert(out, 1, nextAt)
 table.insert(out, 1, got)
 return out

@@ -8,6 +8,7 @@ import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
 import { Code, InvalidStateError, JobNotFoundError } from '../core/errors.js';
+import { newRequestId, onceError } from './request-id.js';
 
 export type { ScriptContext } from './runner.js';
 export type { NewJobArgs, AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs } from './args.js';
@@ -38,6 +39,8 @@ const raw = {
   updateData: call('updateData'),
   addLog: call('addLog'),
   moveToWait: call('moveToWait'),
+  releaseClaim: call('releaseClaim'),
+  publishEvent: call('publishEvent'),
   moveToDelayed: call('moveToDelayed'),
   moveToWaitingChildren: call('moveToWaitingChildren'),
   extendLocks: call('extendLocks'),
@@ -45,6 +48,18 @@ const raw = {
 
 /** Names of every transition script (for docs and tests). */
 export const SCRIPT_NAMES = [...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES, ...JOB_SCRIPT_NAMES];
+
+/**
+ * Runs an applied-once call (its request id is its last argument): a failure is turned into
+ * a typed error (src/scripts/request-id.ts onceError).
+ */
+async function once(op: string, requestId: string, p: Promise<unknown>): Promise<unknown> {
+  try {
+    return await p;
+  } catch (err) {
+    throw onceError(err, op, requestId);
+  }
+}
 
 /** Parses {claimed, nextWakeAt, id, fields, ...}; a negative first element is an error code. */
 function parseClaim(reply: unknown): ClaimReply | number {
@@ -80,8 +95,12 @@ export function parentReplacedAddError(p: ParentArgs, childId: string): InvalidS
 }
 
 export const scripts = {
-  /** One add call. A parent in another queue must be registered first (src/job/new-job.ts addJobs). */
-  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[]): Promise<AddReply[]> {
+  /**
+   * One add call. A parent in another queue must be registered first (src/job/new-job.ts addJobs).
+   * requestId: the call's request id (docs/protocol.md "Applied once"); a new one when absent — pass the
+   * same one to retry the same logical call.
+   */
+  async add(ctx: ScriptContext, jobs: readonly AddJobArgs[], requestId = newRequestId(ctx.client)): Promise<AddReply[]> {
     // add.lua takes each run of jobs with the same options as one option record, and 4
     // arguments per job (id, name, data, record number): fewer arguments to encode and parse.
     // A call whose jobs are in several lanes (a lane per user) sends each job's lane as a 5th
@@ -104,8 +123,8 @@ export const scripts = {
       else perJob.push(j.id, j.name, j.data, rec);
       prev = j;
     }
-    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, lanePerJob ? 5 : 4, ...records, ...perJob];
-    const r = (await raw.add(ctx, args)) as Array<string | number>;
+    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, lanePerJob ? 5 : 4, ...records, ...perJob, requestId];
+    const r = (await once('add', requestId, raw.add(ctx, args))) as Array<string | number>;
     const out: AddReply[] = [];
     for (let i = 0; i < r.length; i += 2) {
       const code = Number(r[i + 1]);
@@ -117,12 +136,15 @@ export const scripts = {
     return out;
   },
 
-  /** owner: manual processing, the caller's token stored as each claimed job's lock owner. */
-  /** owner: manual processing (see above); name: the worker's name, stored as each claimed job's processedBy. */
-  async claim(ctx: ScriptContext, a: { count: number; leaseMs: number; owner?: string; name?: string }): Promise<ClaimReply> {
-    const args: Array<string | number> = [a.count, a.leaseMs];
-    if (a.owner !== undefined || a.name !== undefined) args.push(a.owner ?? '', a.name ?? '');
-    return parseClaim(await raw.claim(ctx, args)) as ClaimReply;
+  /**
+   * owner: manual processing, the caller's token stored as each claimed job's lock owner; name:
+   * the worker's name, stored as processedBy; requestId: see add (a retry of a claim whose reply
+   * was lost passes the same one and gets its jobs).
+   */
+  async claim(ctx: ScriptContext, a: { count: number; leaseMs: number; owner?: string; name?: string; requestId?: string }): Promise<ClaimReply> {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    const args: Array<string | number> = [a.count, a.leaseMs, a.owner ?? '', a.name ?? '', rid];
+    return parseClaim(await once('claim', rid, raw.claim(ctx, args))) as ClaimReply;
   },
 
   /** Settles one job as completed and claims `fetch` more: completeMany for one job. */
@@ -149,12 +171,14 @@ export const scripts = {
     ctx: ScriptContext,
     a: {
       jobs: ReadonlyArray<{ id: string; token: string; returnValue: string }>; fetch: number; leaseMs: number; maxEventValueBytes: number;
-      owner?: string; metrics?: number; keep?: [number, number]; name?: string;
+      owner?: string; metrics?: number; keep?: [number, number]; name?: string; requestId?: string;
     },
   ): Promise<ClaimReply & { codes: number[] }> {
     const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes, a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? ''];
     for (const j of a.jobs) args.push(j.id, j.token, j.returnValue);
-    const r = (await raw.complete(ctx, args)) as unknown[];
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    args.push(rid);
+    const r = (await once('complete', rid, raw.complete(ctx, args))) as unknown[];
     const m = Number(r[2]);
     const codes: number[] = new Array(m);
     for (let i = 0; i < m; i++) codes[i] = Number(r[3 + i]);
@@ -167,14 +191,13 @@ export const scripts = {
     ctx: ScriptContext,
     a: {
       id: string; token: string; reason: string; stack: string; retryDelayMs: number; exhausted: boolean; fetch: number; leaseMs: number;
-      owner?: string; metrics?: number; keep?: [number, number]; name?: string;
+      owner?: string; metrics?: number; keep?: [number, number]; name?: string; requestId?: string;
     },
   ): Promise<ClaimReply | number> {
-    const args: Array<string | number> = [a.id, a.token, a.reason, a.stack, a.retryDelayMs, a.fetch, a.leaseMs, a.exhausted ? '1' : '0'];
-    if (a.owner !== undefined || a.metrics || a.keep || a.name !== undefined) {
-      args.push(a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? '');
-    }
-    return parseClaim(await raw.fail(ctx, args));
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    const args: Array<string | number> = [a.id, a.token, a.reason, a.stack, a.retryDelayMs, a.fetch, a.leaseMs, a.exhausted ? '1' : '0',
+      a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? '', rid];
+    return parseClaim(await once('fail', rid, raw.fail(ctx, args)));
   },
 
   /** Returns the ids whose lease could not be renewed. */
@@ -192,8 +215,8 @@ export const scripts = {
 
   promote: async (ctx: ScriptContext, id: string) => Number(await raw.promote(ctx, [id])),
   /** Back to ready from failed/completed; the attempt counts are reset only when asked (as BullMQ's retry). */
-  retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed', reset: { made?: boolean; started?: boolean } = {}) =>
-    Number(await raw.retry(ctx, [id, state, reset.made ? '1' : '0', reset.started ? '1' : '0'])),
+  retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed', reset: { made?: boolean; started?: boolean } = {}, requestId = newRequestId(ctx.client)) =>
+    Number(await once('retry', requestId, raw.retry(ctx, [id, state, reset.made ? '1' : '0', reset.started ? '1' : '0', requestId]))),
 
   /** Per-id results: 1 removed, -1 missing, -3 active or filtered out. */
   async remove(ctx: ScriptContext, a: { ids: readonly string[]; state?: 'w' | 'd' | 'c' | 'f'; cutoffMs?: number }): Promise<number[]> {
@@ -249,7 +272,30 @@ export const scripts = {
 
   progress: async (ctx: ScriptContext, a: { id: string; progress: string }) => Number(await raw.progress(ctx, [a.id, a.progress])),
   updateData: async (ctx: ScriptContext, a: { id: string; data: string }) => Number(await raw.updateData(ctx, [a.id, a.data])),
-  addLog: async (ctx: ScriptContext, a: { id: string; line: string; keep: number }) => Number(await raw.addLog(ctx, [a.id, a.line, a.keep])),
+  /** requestId: see add (a resent RPUSH would log the line twice). */
+  addLog: async (ctx: ScriptContext, a: { id: string; line: string; keep: number; requestId?: string }) => {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    return Number(await once('addLog', rid, raw.addLog(ctx, [a.id, a.line, a.keep, rid])));
+  },
+  /** A custom event into the events stream (QueueEventsProducer), applied once; returns the entry id. */
+  async publishEvent(ctx: ScriptContext, a: { maxEvents: number; fields: readonly string[]; requestId?: string }): Promise<string> {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    return String(await once('publishEvent', rid, raw.publishEvent(ctx, [a.maxEvents, rid, ...a.fields])));
+  },
+
+  /**
+   * Hands back the jobs of claims (claim, complete or fail calls) whose reply never came and
+   * that will not be retried: those still active under the attempt the claim gave them go back
+   * to the front of their tier, no stall counted. Returns their ids.
+   */
+  async releaseClaims(ctx: ScriptContext, requestIds: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (let i = 0; i < requestIds.length; i += 100) {
+      out.push(...((await raw.releaseClaim(ctx, requestIds.slice(i, i + 100))) as unknown[]).map(String));
+    }
+    return out;
+  },
+
   /** Hands an active job back to ready without counting an attempt: 1, or -1 missing / -2 stale. */
   moveToWait: async (ctx: ScriptContext, a: { id: string; token: string }) => Number(await raw.moveToWait(ctx, [a.id, a.token])),
 
@@ -261,11 +307,11 @@ export const scripts = {
   moveToWaitAs: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string }) =>
     Number(await raw.moveToWait(ctx, [a.id, a.fence, a.owner])),
   /** Due time (ms, Redis clock), or a negative code. */
-  moveToDelayed: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; delayMs: number }) =>
-    Number(await raw.moveToDelayed(ctx, [a.id, a.owner, a.fence, a.delayMs])),
+  moveToDelayed: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; delayMs: number }, requestId = newRequestId(ctx.client)) =>
+    Number(await once('moveToDelayed', requestId, raw.moveToDelayed(ctx, [a.id, a.owner, a.fence, a.delayMs, requestId]))),
   /** 1 moved, 0 nothing pending, or a negative code. */
-  moveToWaitingChildren: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; childKey: string }) =>
-    Number(await raw.moveToWaitingChildren(ctx, [a.id, a.owner, a.fence, a.childKey])),
+  moveToWaitingChildren: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; childKey: string }, requestId = newRequestId(ctx.client)) =>
+    Number(await once('moveToWaitingChildren', requestId, raw.moveToWaitingChildren(ctx, [a.id, a.owner, a.fence, a.childKey, requestId]))),
   /** Ids whose lease was not renewed. */
   async extendLocks(ctx: ScriptContext, a: { leaseMs: number; jobs: ReadonlyArray<{ id: string; owner: string; fence: string }> }): Promise<string[]> {
     const args: Array<string | number> = [a.leaseMs];

@@ -7,6 +7,7 @@ import { bindScript as call, type ScriptContext } from './runner.js';
 import { keepArgs } from '../core/options.js';
 import type { NewJobArgs } from './args.js';
 import { Code } from '../core/errors.js';
+import { newRequestId, onceError } from './request-id.js';
 
 const raw = {
   addFlow: call('addFlow'),
@@ -64,7 +65,7 @@ export const lifecycleScripts = {
    * parent (-7); then nothing was written.
    */
   async addFlow(
-    ctx: ScriptContext, nodes: readonly FlowNodeArgs[],
+    ctx: ScriptContext, nodes: readonly FlowNodeArgs[], requestId = newRequestId(ctx.client),
   ): Promise<
     | { ok: true; existing: string[] }
     | { ok: false; existingId: string; code: typeof Code.CROSS_QUEUE_CHILDREN | typeof Code.MISSING_PARENT | typeof Code.OTHER_PARENT }
@@ -77,7 +78,14 @@ export const lifecycleScripts = {
         p?.id ?? '', p?.key ?? '', p?.queue ?? '', p?.prefix ?? '', n.policy, n.timestamp ?? '', p?.register ? '1' : '0',
         n.children.length, ...n.children);
     }
-    const r = (await raw.addFlow(ctx, args)) as unknown[];
+    // Applied once (docs/protocol.md "Applied once"): a resend answers from the first run's record.
+    args.push(requestId);
+    let r: unknown[];
+    try {
+      r = (await raw.addFlow(ctx, args)) as unknown[];
+    } catch (err) {
+      throw onceError(err, 'addFlow', requestId);
+    }
     const code = Number(r[0]);
     if (code === Code.CROSS_QUEUE_CHILDREN || code === Code.MISSING_PARENT || code === Code.OTHER_PARENT) return { ok: false, existingId: String(r[1]), code };
     return { ok: true, existing: r.slice(1).map(String) };

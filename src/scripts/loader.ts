@@ -68,6 +68,7 @@ export const LIB_DEPENDENCIES: Readonly<Record<string, readonly string[]>> = {
   'lib/schedule.lua': ['lib/common.lua', 'lib/wake.lua', 'lib/newjob.lua'],
   'lib/lock.lua': [],
   'lib/metrics.lua': [],
+  'lib/once.lua': [],
 };
 
 /** Resolves `--!include` lines; `done` lists the files whose text is in place, in order. */

@@ -3,10 +3,11 @@
 -- counted (`made` unchanged, BullMQ's skipAttempt); the job keeps its data, lane and priority
 -- and is promoted by the claim when due (a new arrival stamp: back of its tier, like any
 -- delayed job).
--- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, laneBase, jobBase, lcfg
+-- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, events, wake, laneBase, jobBase, lcfg, reqBase
 -- ARGV: [1] job id, [2] owner token ('' = not checked, as BullMQ without a token), [3] fence
 --   (the att the caller's Job was claimed under; '' = unknown), [4] delay (ms from now, >= 0;
---   the due time is taken on the Redis clock)
+--   the due time is taken on the Redis clock),
+--   [5] request id ('' or absent = none; lib/once.lua): a rerun replies the first run's due time
 -- Returns: the due time (ms, Redis clock).
 -- Errors: -1 no such job; -2 missing lock; -3 not active (no token given); -6 lock mismatch
 --   (lib/lock.lua). A refused call changes nothing.
@@ -14,16 +15,27 @@
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/lock.lua
+--!include lib/once.lua
 
-local id = ARGV[1]
-local jk = K.jobBase .. id
-local code = checkHolder(jk, ARGV[2], ARGV[3])
-if code ~= 1 then return code end
-local lane = laneOr(redis.call('HGET', jk, 'lane'))
-local due = nowMs() + tonumber(ARGV[4])
-redis.call('ZREM', K.active, id)
-redis.call('HSET', jk, 'st', 'd')
-if releaseActive(lane) then wake() end
-scheduleDelayed(id, due)
-emit('delayed', 'jobId', id, 'delay', due)
-return due
+-- Applied once (lib/once.lua): a rerun of the same request replies the first run's result.
+local rec, refused = onceBegin(ARGV[5])
+if refused then return redis.error_reply(refused) end
+if rec then return rec.r end
+local function body()
+  local id = ARGV[1]
+  local jk = K.jobBase .. id
+  local code = checkHolder(jk, ARGV[2], ARGV[3])
+  if code ~= 1 then return code end
+  local lane = laneOr(redis.call('HGET', jk, 'lane'))
+  local due = nowMs() + tonumber(ARGV[4])
+  redis.call('ZREM', K.active, id)
+  redis.call('HSET', jk, 'st', 'd')
+  if releaseActive(lane) then wake() end
+  scheduleDelayed(id, due)
+  emit('delayed', 'jobId', id, 'delay', due)
+  return due
+end
+local r = body()
+-- A refusal (negative code) changed nothing: nothing to record.
+if type(r) == 'number' and r >= 0 then onceRecord({ r = r }) end
+return r

@@ -4,7 +4,8 @@
  * through `fail` (retry, backoff or final), also claiming the next job. The Worker owns the
  * running set and the claim loop; this holds only what batching needs.
  */
-import { Code, errorFromCode, pendingDependenciesError } from '../core/errors.js';
+import { Code, RequestOutcomeUnknownError, StaleJobError, errorFromCode, pendingDependenciesError } from '../core/errors.js';
+import { newRequestId } from '../scripts/request-id.js';
 import type { QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { drainOutbox, mayWriteOutbox } from '../job/flows.js';
@@ -25,6 +26,12 @@ export interface SettleHost {
   refill(n: number): number;
   /** The job left the running set (its slot is free). */
   release(run: Running): void;
+  /** The worker will send nothing more (closed, or close(true)): a lost settle is not retried. */
+  gaveUp(): boolean;
+  /** A settle given up with its outcome unknown: the jobs it may have claimed are handed back later. */
+  abandon(requestId: string): void;
+  /** Waits before a retry. */
+  retryPause(ms: number): Promise<void>;
   startJobs(jobs: ClaimedJob[]): void;
   /** Wakes the claim loop. */
   poke(): void;
@@ -44,6 +51,28 @@ interface Settle<R> {
 const MAX_SETTLE_BATCH = 200;
 
 export class Settler<R> {
+  /**
+   * Runs a settle call (applied once, docs/protocol.md "Applied once"): one request id for the logical
+   * call; a lost reply (outcome unknown) is retried with the same id, which replies the first
+   * run's outcome if it ran. Given up only when the worker sends nothing more.
+   */
+  private async once<T>(call: (requestId: string) => Promise<T>): Promise<T> {
+    const requestId = newRequestId(this.host.ctx.client);
+    for (let failures = 1; ; failures++) {
+      try {
+        return await call(requestId);
+      } catch (err) {
+        const lost = err instanceof RequestOutcomeUnknownError && !err.expired;
+        if (!lost || this.host.gaveUp()) {
+          if (lost) this.host.abandon(requestId);
+          throw err;
+        }
+        this.host.reportError(err);
+        await this.host.retryPause(Math.min(5000, 50 * 2 ** Math.min(failures, 7)));
+      }
+    }
+  }
+
   /** Completed jobs waiting for the next settle call. */
   private queued: Array<Settle<R>> = [];
   private scheduled = false;
@@ -98,6 +127,7 @@ export class Settler<R> {
     const batch = this.queued;
     this.queued = [];
     this.settling += batch.length;
+    for (const b of batch) b.run.settling = true;
     void this.completeBatch(batch);
   }
 
@@ -105,11 +135,11 @@ export class Settler<R> {
     const fetch = this.host.refill(batch.length);
     let reply;
     try {
-      reply = await scripts.completeMany(this.host.ctx, {
-        jobs: batch.map((b) => ({ id: b.run.job.id, token: b.run.token, returnValue: b.json })),
-        fetch, leaseMs: this.host.opts.lockDuration, maxEventValueBytes: this.host.maxEventValueBytes,
-        metrics: this.host.opts.metrics, keep: this.host.opts.keepCompleted, name: this.host.opts.name,
-      });
+      const jobs = batch.map((b) => ({ id: b.run.job.id, token: b.run.token, returnValue: b.json }));
+      reply = await this.once((requestId) => scripts.completeMany(this.host.ctx, {
+        jobs, fetch, leaseMs: this.host.opts.lockDuration, maxEventValueBytes: this.host.maxEventValueBytes,
+        metrics: this.host.opts.metrics, keep: this.host.opts.keepCompleted, name: this.host.opts.name, requestId,
+      }));
     } catch (err) {
       this.settling -= batch.length;
       for (const b of batch) this.host.release(b.run);
@@ -163,12 +193,13 @@ export class Settler<R> {
     const { retryDelay, reason, made, exhausted } = plan;
     const stack = failedStack(job, err);
     const fetch = this.host.refill(1);
+    run.settling = true;
     try {
-      const reply = await scripts.fail(this.host.ctx, {
+      const reply = await this.once((requestId) => scripts.fail(this.host.ctx, {
         id: job.id, token: run.token, reason, stack, retryDelayMs: retryDelay, exhausted,
         fetch, leaseMs: this.host.opts.lockDuration,
-        metrics: this.host.opts.metrics || undefined, keep: this.host.opts.keepFailed, name: this.host.opts.name,
-      });
+        metrics: this.host.opts.metrics || undefined, keep: this.host.opts.keepFailed, name: this.host.opts.name, requestId,
+      }));
       // Flows: a parent in another queue learns the outcome through this queue's outbox; it is
       // delivered before the failed event, so a listener sees the parent already moved (as
       // BullMQ's single-call fail shows it). Only jobs with a parent pay for it.

@@ -17,6 +17,11 @@ export interface Running {
   ac: AbortController;
   /** The lease was lost (another worker may run the job now): nothing of this attempt is settled. */
   lost: boolean;
+  /**
+   * A settle call for it is under way: a renewal that finds the job no longer active raced that
+   * call (which Redis ran first) and is not a lost lease; the settle reports its own outcome.
+   */
+  settling?: boolean;
   /** Set by cancelJob: the reason the job's attempt fails with. */
   cancelled?: string;
 }
@@ -42,7 +47,7 @@ export async function renewLeases(
   const lost = await scripts.extendLeases(ctx, { leaseMs, jobs });
   for (const id of lost) {
     const run = running.get(id);
-    if (!run || run.lost) continue;
+    if (!run || run.lost || run.settling) continue;
     run.lost = true;
     const err = new StaleJobError(id, 'extendLeases');
     run.ac.abort(err);

@@ -7,7 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from '../core/backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection } from '../core/connection.js';
-import { Code, EchoError, ErrorCodes, JobNotFoundError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError } from '../core/errors.js';
+import {
+  Code, EchoError, ErrorCodes, JobNotFoundError, RequestOutcomeUnknownError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError,
+} from '../core/errors.js';
+import { newRequestId } from '../scripts/request-id.js';
 import { Job } from '../job/job.js';
 import { queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
@@ -83,6 +86,16 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private hadWork = false;
   private leaseTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
+  /**
+   * Applied once (docs/protocol.md "Applied once"): a claim whose reply was lost (its outcome unknown) is
+   * retried with the same request id, which returns its jobs if it ran; `unclaimed` holds
+   * request ids whose claimed jobs this worker will not take (closing, concurrency lowered, a
+   * settle given up), handed back by releaseClaim when Redis answers.
+   */
+  private lostClaim: { requestId: string; n: number } | undefined;
+  private readonly unclaimed = new Set<string>();
+  /** Jobs this worker handed back through releaseClaim (claimed for it, never started). */
+  releasedClaims = 0;
   /** A processor file's children (src/sandbox), closed with the worker. */
   private readonly sandbox: SandboxProcessor | undefined;
 
@@ -155,6 +168,10 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       runningCount: () => this.running.size,
       refill: (n) => this.refill(n),
       release: (run) => this.release(run),
+      gaveUp: () => this.forced || this.connectionsClosed,
+      abandon: (rid) => this.unclaimed.add(rid),
+      // A plain timer: waitLocal has one waiter, the claim loop's.
+      retryPause: (ms) => new Promise((r) => setTimeout(r, ms)),
       startJobs: (jobs) => this.startJobs(jobs),
       poke: () => this.poke(),
       reportError: (err) => this.reportError(err),
@@ -334,15 +351,32 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
         await this.waitLocal();
         continue;
       }
-      const n = this.free();
+      if (this.unclaimed.size > 0 && !(await this.releaseUnclaimed())) {
+        failures++;
+        await this.retryPause(Math.min(5000, this.opts.runRetryDelay, 50 * 2 ** Math.min(failures, 7)));
+        continue;
+      }
+      const lost = this.lostClaim;
+      this.lostClaim = undefined;
+      if (lost && lost.n > this.free()) {
+        // Fewer free slots than that claim may hold (concurrency lowered): its jobs go back.
+        this.unclaimed.add(lost.requestId);
+        continue;
+      }
+      const n = lost ? lost.n : this.free();
+      const requestId = lost ? lost.requestId : newRequestId(this.conn.client);
       this.reserved += n;
       let reply: ClaimReply;
       try {
-        reply = await scripts.claim(this.ctx, { count: n, leaseMs: this.opts.lockDuration, name: this.opts.name });
+        reply = await scripts.claim(this.ctx, { count: n, leaseMs: this.opts.lockDuration, name: this.opts.name, requestId });
         failures = 0;
       } catch (err) {
         this.reserved -= n;
         this.pool?.released(this);
+        if (err instanceof RequestOutcomeUnknownError && !err.expired) {
+          if (this.stopping) this.unclaimed.add(requestId);
+          else this.lostClaim = { requestId, n };
+        }
         if (this.stopping) break;
         this.reportError(err);
         failures++;
@@ -360,6 +394,19 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
         await this.block(reply.wakeInMs);
       }
     }
+  }
+
+  /** Hands back the jobs of the unclaimed requests (releaseClaim); false when Redis did not answer. */
+  private async releaseUnclaimed(): Promise<boolean> {
+    const ids = [...this.unclaimed];
+    try {
+      this.releasedClaims += (await scripts.releaseClaims(this.ctx, ids)).length;
+    } catch (err) {
+      if (!this.stopping) this.reportError(err);
+      return false;
+    }
+    for (const id of ids) this.unclaimed.delete(id);
+    return true;
   }
 
   /** Waits `ms` before a failed call is retried; close() (a poke) ends the wait at once. */
@@ -581,6 +628,10 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
         await closeConnection(this.conn, true);
       } else {
         await this.runningLoop?.catch(() => {});
+        if (this.lostClaim) this.unclaimed.add(this.lostClaim.requestId);
+        this.lostClaim = undefined;
+        // Claims whose reply was lost: their jobs go back now rather than stall (best effort).
+        if (this.unclaimed.size > 0) await this.releaseUnclaimed();
         await closeConnection(this.conn, force);
       }
       this.connectionsClosed = true;

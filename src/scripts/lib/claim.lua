@@ -33,12 +33,16 @@ local claimOwner
 -- The claiming worker's name (BullMQ's Worker option name), stored as the claimed jobs' `pb`
 -- (job.processedBy, as BullMQ stores it); nil for a worker without a name.
 local claimName
+-- Applied once (lib/once.lua): when a table, activate appends each claimed job's new attempt
+-- to it, in reply order, so the call can record its (job, attempt) pairs. nil otherwise.
+local claimTrack
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
 local function reset_claim()
   metaRow = nil
   claimOwner = nil
   claimName = nil
+  claimTrack = nil
 end
 local function readMeta()
   if not metaRow then
@@ -154,6 +158,7 @@ local function activate(jk, nowStr)
   end
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 'att', att, 'pOn', nowStr
   n = n + 4
+  if claimTrack then claimTrack[#claimTrack + 1] = att end
   -- The worker's name, when it has one, goes with the same write (BullMQ's processedBy).
   if claimName then out[n + 1], out[n + 2], n = 'pb', claimName, n + 2 end
   if claimOwner then

@@ -1,0 +1,81 @@
+/**
+ * Request ids of applied-once calls (docs/protocol.md "Applied once", src/scripts/lib/once.lua). One id is
+ * made per logical call and sent as the script's last argument; ioredis resends the same bytes
+ * after a lost reply, and echomq's own retries pass the same id again, so the script answers
+ * every rerun from the record of the first run.
+ *
+ * Format: `<process prefix><counter in base 36>` (unique without a random draw per call), then
+ * `@<ms>` once this client's Redis clock offset is known: the send time on the Redis clock, so a
+ * rerun older than the window is refused (EMQ_EXPIRED) instead of being applied twice.
+ */
+import { randomBytes } from 'node:crypto';
+import { EchoError, RedisRefusedError, RequestOutcomeUnknownError } from '../core/errors.js';
+import { redisTimeMs } from '../core/values.js';
+
+/** 16 random base64url characters per process: ids of two processes never meet. */
+const PREFIX = randomBytes(12).toString('base64url');
+let counter = 0;
+
+/** The offset is read again after this long (clock drift stays far below the script's 2 s margin). */
+const OFFSET_TTL_MS = 10 * 60_000;
+
+interface Offset {
+  ms?: number;
+  at: number;
+  pending: boolean;
+}
+const offsets = new WeakMap<object, Offset>();
+
+interface TimeClient {
+  time(): Promise<unknown>;
+}
+
+/** Reads the Redis clock once (in the background) and keeps `Redis time − local time`. */
+function learnOffset(client: TimeClient, o: Offset): void {
+  o.pending = true;
+  const t0 = Date.now();
+  client.time().then(
+    (t) => {
+      const t1 = Date.now();
+      const r = t as [string, string];
+      o.ms = redisTimeMs([r[0], r[1]]) - Math.round((t0 + t1) / 2);
+      o.at = t1;
+      o.pending = false;
+    },
+    () => {
+      o.pending = false;
+    },
+  );
+}
+
+/** A new request id for one logical call on `client`. */
+export function newRequestId(client: TimeClient): string {
+  const id = PREFIX + (counter++).toString(36);
+  let o = offsets.get(client);
+  if (!o) {
+    o = { at: 0, pending: false };
+    offsets.set(client, o);
+  }
+  const now = Date.now();
+  if (!o.pending && (o.ms === undefined || now - o.at > OFFSET_TTL_MS)) learnOffset(client, o);
+  return o.ms === undefined ? id : `${id}@${now + o.ms}`;
+}
+
+/** Redis's words for a call it refused before running it: nothing was written. */
+const REFUSED = /^(OOM|READONLY|NOPERM|MISCONF|NOREPLICAS|MASTERDOWN|NOAUTH|WRONGPASS)\b/;
+
+/**
+ * The typed error of a failed applied-once call: Redis refused it (RedisRefusedError), it is
+ * older than the window (EMQ_EXPIRED) or its reply never came (RequestOutcomeUnknownError,
+ * naming the request); any other error (a script error: a bug) is returned as it is.
+ */
+export function onceError(err: unknown, op: string, requestId: string): unknown {
+  if (!(err instanceof Error)) return err;
+  // echomq's own refusals made before the call (the stored layout check) are already typed.
+  if (err instanceof EchoError) return err;
+  if (REFUSED.test(err.message)) return new RedisRefusedError(op, err);
+  if (err.message.includes('EMQ_EXPIRED')) return new RequestOutcomeUnknownError(op, requestId, err);
+  // A reply error is a reply: the script ran or Redis refused it; anything else lost the reply.
+  if (err.name === 'ReplyError') return err;
+  return new RequestOutcomeUnknownError(op, requestId, err);
+}
