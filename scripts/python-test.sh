@@ -6,6 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=python/.venv
 PY=${ECHOMQ_PYTHON:-python3}
+# Debian ships venv and ensurepip apart (python3-venv): as root on Debian, install it when missing,
+# as the Node harness does for redis-server and Chromium.
+if ! "$PY" -c 'import ensurepip, venv' >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "[python] installing python3-venv with apt-get"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+fi
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
   "$VENV/bin/pip" install -q --upgrade pip
