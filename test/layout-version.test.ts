@@ -1,16 +1,29 @@
-// The stored layout version (docs/protocol.md "Versions"): meta.lv is written before the first
-// write of a Queue, Worker or FlowProducer, and a queue stored in another layout is refused
-// with IncompatibleLayoutError before anything is written.
+// The stored layout version (docs/protocol.md "Versions"): the client check is one read-only
+// HGET of meta.lv before the first write of a Queue, Worker or FlowProducer; the version is
+// stamped by the writes that create a queue's content, in the same atomic call, so a refused
+// call writes nothing, and a queue stored in another layout is refused with
+// IncompatibleLayoutError before anything is written.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FlowProducer, IncompatibleLayoutError, Queue, Worker } from '../src/index.js';
+import { FlowProducer, IncompatibleLayoutError, JobNotFoundError, Queue, Worker } from '../src/index.js';
 import { MetaField } from '../src/core/fields.js';
 import { LAYOUT_VERSION } from '../src/core/layout.js';
+// @ts-expect-error plain ESM helper without types
+import { ARTIFACT } from '../scripts/build-library.mjs';
 import { client, keysOf, qname, redisUrl, snapshot, sleep } from './helpers.js';
 
 const c = client();
 afterAll(() => c.quit());
 
 describe('stored layout version', () => {
+  it('is one number: src/core/layout.ts, lib/common.lua and the library artifact', () => {
+    const lua = readFileSync(join(import.meta.dirname, '..', 'src', 'scripts', 'lib', 'common.lua'), 'utf8');
+    const m = /^local LAYOUT_VERSION = '(\d+)'$/m.exec(lua);
+    expect(m?.[1]).toBe(String(LAYOUT_VERSION));
+    expect(JSON.parse(readFileSync(ARTIFACT as string, 'utf8')).layoutVersion).toBe(LAYOUT_VERSION);
+  });
+
   it('a read-only Queue writes nothing; the first add stores lv', async () => {
     const name = qname('lv');
     const q = new Queue(name, { connection: redisUrl() });
@@ -47,6 +60,18 @@ describe('stored layout version', () => {
     await flows.close();
     await q.close();
     expect(await snapshot(c, keys)).toEqual(before);
+  });
+
+  it('a refused call on a fresh queue leaves no key; a settings write stores lv with it', async () => {
+    const name = qname('lv-refused');
+    const keys = keysOf(name);
+    const q = new Queue(name, { connection: redisUrl() });
+    await expect(q.moveToLane('missing-id', 'x')).rejects.toBeInstanceOf(JobNotFoundError);
+    expect((await snapshot(c, keys)).size).toBe(0);
+    await q.setGlobalConcurrency(2);
+    expect(await c.hget(keys.meta, MetaField.layoutVersion)).toBe(String(LAYOUT_VERSION));
+    await q.obliterate();
+    await q.close();
   });
 
   it('after obliterate the next write stores lv again', async () => {

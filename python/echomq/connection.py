@@ -57,13 +57,14 @@ async def redis_now_ms(client: Client) -> int:
 
 
 async def check_layout(client: Client, keys: QueueKeys) -> None:
-    """Once per object before its first write: claim the layout version for a new queue, and
-    refuse a queue stored in another (HSETNX + HGET in one pipeline, as the Node client)."""
+    """Once per object before its first write: read the queue's stored layout version (one
+    read-only HGET, as the Node client) and refuse a queue stored in another. An absent value
+    is a new queue: the scripts that create its content stamp lv in the same call
+    (docs/protocol.md "Versions"), so the check itself never writes."""
     v = library().layout_version
-    pipe = client.pipeline(transaction=False)
-    pipe.hsetnx(keys.meta, "lv", str(v))
-    pipe.hget(keys.meta, "lv")
-    _, got = await pipe.execute()
+    got = await client.hget(keys.meta, "lv")
+    if got is None:
+        return
     got = text(got)
     if got != str(v):
         raise IncompatibleLayoutError(keys.queue, got, v)

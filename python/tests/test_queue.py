@@ -38,6 +38,8 @@ async def test_three_connection_forms(conn, redis_url, qname, form):
 async def test_layout_version_is_claimed_then_checked(conn, r, qname):
     k = QueueKeys(qname)
     q = Queue(qname, {"connection": conn})
+    await q.getJobCounts("waiting")
+    assert await r.exists(k.meta) == 0  # the check reads only: the first add stores lv
     await q.add("a", {})
     assert await r.hget(k.meta, "lv") == str(library().layout_version)
     await q.close()

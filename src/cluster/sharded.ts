@@ -36,7 +36,7 @@ import type { JobSchedulerJson, JobSchedulerTemplate, RepeatOptions } from '../l
 import type { MetricsOptions } from '../ops/metrics.js';
 import * as v from '../core/validate.js';
 import { MetaField } from '../core/fields.js';
-import { layoutReady } from '../scripts/runner.js';
+import { execStamped, layoutReady } from '../scripts/runner.js';
 
 /** Most shards of one queue. */
 export const MAX_SHARDS = 1024;
@@ -117,7 +117,7 @@ export async function ensureShardLayout(client: RedisClient, name: string, prefi
   const keys = registered === 1 ? [queueKeys(name, prefix)] : range(registered).map((i) => queueKeys(shardQueueName(name, i), prefix));
   if ((await jobTotal(client, keys)) > 0) throw new ShardCountError(name, registered, shards);
   await layoutReady(client, k0);
-  await client.hset(k0.meta, REGISTRY_FIELD, shards);
+  await execStamped(client.multi().hset(k0.meta, REGISTRY_FIELD, shards), k0);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ export const MetaField = {
   groupRate: 'grate',
   /** Sharded queues, on shard 0's meta only: the shard count, a decimal integer (absent = not sharded, 1). */
   shardCount: 'shards',
-  /** Stored layout version (decimal integer; docs/protocol.md "Versions"): set with HSETNX before a client's first write, checked against LAYOUT_VERSION. */
+  /** Stored layout version (decimal integer; docs/protocol.md "Versions"): stamped with HSETNX by the writes that create a queue's content, in the same call; read (HGET) by a client before its first write and checked against LAYOUT_VERSION. */
   layoutVersion: 'lv',
   /** Jobs handed back by releaseClaim: claimed by a call whose reply was lost, never started (docs/protocol.md "Applied once"). */
   releasedClaims: 'rcl',

@@ -9,7 +9,7 @@ import type { ScriptContext } from '../scripts/runner.js';
 import type { AddJobArgs, AddReply, ParentArgs } from '../scripts/args.js';
 import { missingParentError } from '../scripts/index.js';
 import { MetaField } from '../core/fields.js';
-import { layoutReady } from '../scripts/runner.js';
+import { execStamped, layoutReady } from '../scripts/runner.js';
 
 /**
  * The id BullMQ's addBulk gives a job whose parent is missing: its script's status code -5,
@@ -43,7 +43,7 @@ export async function registerCrossParents(
   const registered = new Set<number>();
   const needIds = jobs.filter((j) => cross(j) && !missing.has(j.parent!.key) && j.id === '').length;
   if (needIds > 0) await layoutReady(client, ctx.keys);
-  let next = needIds > 0 ? (await client.hincrby(ctx.keys.meta, MetaField.lastId, needIds)) - needIds + 1 : 0;
+  let next = needIds > 0 ? Number(await execStamped(client.multi().hincrby(ctx.keys.meta, MetaField.lastId, needIds), ctx.keys)) - needIds + 1 : 0;
   const step = ctx.ids?.step ?? 1;
   const offset = ctx.ids?.offset ?? 0;
   const parentCtx = (p: ParentArgs) => ({ client, keys: queueKeys(p.queue, p.prefix) });

@@ -221,7 +221,7 @@ export async function obliterate(ctx: JobContext, name: string, budget: number, 
     const r = await scripts.obliterate(ctx, { budget, force });
     if (typeof r === 'number') throw obliterateRefused(name);
     if (r.done) {
-      forgetLayout(ctx.client, ctx.keys); // meta is gone: the next write stores lv again
+      forgetLayout(ctx.client, ctx.keys); // meta is gone: the next write checks again (and stamps lv)
       return;
     }
     // Flow children of parents in other queues were reported through the outbox: deliver them

@@ -14,7 +14,7 @@ import type { LaneControls } from '../lanes/lanes.js';
 import { getJobs, loadJobs } from '../job/load-jobs.js';
 import type { JobOptions, QueueCompatOptions } from '../core/options.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
-import { layoutReady } from '../scripts/runner.js';
+import { execStamped, layoutReady } from '../scripts/runner.js';
 import { BULK_MISSING_PARENT_ID } from '../job/cross-parents.js';
 import { addJobs, addedJobHash, newJob, ADD_BATCH } from '../job/new-job.js';
 import * as v from '../core/validate.js';
@@ -127,7 +127,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     }
     if (evmax !== undefined) {
       const { client } = this.conn;
-      this.setup = layoutReady(client, this.keys).then(() => client.hset(this.keys.meta, MetaField.eventsMaxLen, evmax));
+      this.setup = layoutReady(client, this.keys).then(() => execStamped(client.multi().hset(this.keys.meta, MetaField.eventsMaxLen, evmax), this.keys));
       this.setup.catch(() => {}); // reported by the first add that awaits it
     }
     void checkEvictionPolicy(this.conn.client);
@@ -314,7 +314,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     v.integerIn('max', max, 1, 1_000_000_000);
     v.integerIn('duration', duration, 1, 86_400_000);
     await layoutReady(this.ctx.client, this.keys);
-    return this.ctx.client.hset(this.keys.meta, MetaField.rateMax, max, MetaField.rateDuration, duration);
+    return (await execStamped(this.ctx.client.multi().hset(this.keys.meta, MetaField.rateMax, max, MetaField.rateDuration, duration), this.keys)) as number;
   }
 
   /** Removes the queue-wide rate limit; returns how many of its two fields were set (BullMQ's HDEL reply). */
@@ -331,7 +331,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     if (concurrency === null) return this.removeGlobalConcurrency();
     const n = v.positiveInt('concurrency', concurrency);
     await layoutReady(this.ctx.client, this.keys);
-    return this.ctx.client.hset(this.keys.meta, MetaField.concurrency, n);
+    return (await execStamped(this.ctx.client.multi().hset(this.keys.meta, MetaField.concurrency, n), this.keys)) as number;
   }
 
   /** Removes the global concurrency limit; returns 1 when one was set. */
@@ -347,7 +347,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   async rateLimit(expireTimeMs: number): Promise<void> {
     v.integerIn('expireTimeMs', expireTimeMs, 1, 86_400_000);
     await layoutReady(this.ctx.client, this.keys);
-    await this.ctx.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', expireTimeMs).hset(this.keys.meta, MetaField.rateBlock, '1').exec();
+    await execStamped(this.ctx.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', expireTimeMs).hset(this.keys.meta, MetaField.rateBlock, '1'), this.keys);
   }
 
   /** Ends a rate-limit window or block now; returns 1 when one was running (BullMQ's DEL reply). */

@@ -238,6 +238,7 @@ flushLaneBatch()
 if readyAdded then wake() end
 local created = false
 for i = 2, #out, 2 do if out[i] == 1 then created = true break end end
+if created then stampLayout() end
 -- A call that created nothing wrote nothing but events: its rerun answers the same.
 if onceKey and created then
   -- The common bulk (every job created, generated ids in a row) is recorded as first id and

@@ -127,6 +127,7 @@ for i = 1, n do
     if ARGV[a + 18] == '1' then addDependency(ARGV[a + 12], K.jobBase .. id) end
   end
 end
+stampLayout()
 if ready then wake() end
 onceRecord({ r = existing })
 return existing

@@ -43,4 +43,5 @@ if nxt == -1 or not slotAllowed(sk, nxt) then
   return {2}
 end
 local id, created = makeSlotJob(sid, nxt, now)
+stampLayout()
 return {1, msString(nxt), id, created and 1 or 0}

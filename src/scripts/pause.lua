@@ -7,6 +7,7 @@
 --!include lib/common.lua
 --!include lib/lanes.lua
 
+stampLayout()
 if ARGV[1] == '1' then
   redis.call('HSET', K.meta, 'paused', '1')
   emit('paused')

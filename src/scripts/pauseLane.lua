@@ -10,6 +10,7 @@
 
 local lane = ARGV[1]
 local changed
+stampLayout()
 if ARGV[2] == '1' then
   changed = redis.call('SADD', K.lpaused, lane)
   registerLane(lane)

@@ -11,6 +11,7 @@
 --!include lib/lanes.lua
 
 local lane = ARGV[1]
+stampLayout()
 local due = nowMs() + tonumber(ARGV[2])
 local cur = redis.call('ZSCORE', K.rlwait, lane)
 if cur and tonumber(cur) > due then due = tonumber(cur) end

@@ -11,6 +11,7 @@
  * A client moves from FCALL to EVALSHA for good when the library cannot be loaded. Callers see
  * neither reply.
  */
+import type { ChainableCommander } from 'ioredis';
 import type { QueueKeys } from '../core/keys.js';
 import { isClusterClient, type RedisClient } from '../core/connection.js';
 import { IncompatibleLayoutError } from '../core/errors.js';
@@ -74,22 +75,38 @@ function keysFor(script: LuaScript, keys: QueueKeys): string[] {
 
 /*
  * The stored layout check (docs/protocol.md, "Versions"): before a client's first write to a
- * queue, one pipeline `HSETNX meta lv <LAYOUT_VERSION>` + `HGET meta lv`; any other stored
- * value refuses every write to that queue on that client with IncompatibleLayoutError. Kept
- * per client and meta key, so a queue pays one round trip per connection, never per job.
+ * queue, one read-only `HGET meta lv`. A stored value other than LAYOUT_VERSION refuses every
+ * write to that queue on that client with IncompatibleLayoutError; no value means a new queue
+ * (or one stored before the field existed) and the write goes ahead. The check writes nothing:
+ * the version is stamped (`HSETNX meta lv`) by the writes that create a queue's content, in
+ * the same atomic call and only when it succeeds: the scripts (lib/common.lua stampLayout) and
+ * the plain settings writes (execStamped below, in their MULTI). Kept per client and meta key,
+ * so a queue pays one round trip per connection, never per job.
  */
 const layoutChecks = new WeakMap<object, Map<string, true | Promise<void>>>();
 
 async function checkLayout(client: RedisClient, keys: QueueKeys, perClient: Map<string, true | Promise<void>>): Promise<void> {
-  const r = await client.pipeline().hsetnx(keys.meta, MetaField.layoutVersion, LAYOUT_VERSION).hget(keys.meta, MetaField.layoutVersion).exec();
-  const err = r?.[0]?.[0] ?? r?.[1]?.[0] ?? (r ? null : new Error('layout check: no reply'));
-  const stored = r?.[1]?.[1];
-  if (err) {
+  let stored: string | null;
+  try {
+    stored = await client.hget(keys.meta, MetaField.layoutVersion);
+  } catch (err) {
     perClient.delete(keys.meta); // a connection error is not an answer: ask again next time
     throw err;
   }
-  if (stored !== String(LAYOUT_VERSION)) throw new IncompatibleLayoutError(keys.queue, String(stored), LAYOUT_VERSION);
+  if (stored !== null && stored !== String(LAYOUT_VERSION)) throw new IncompatibleLayoutError(keys.queue, stored, LAYOUT_VERSION);
   perClient.set(keys.meta, true);
+}
+
+/**
+ * Runs the MULTI of a plain write that may create the queue's meta hash (settings in meta, the
+ * rate key) with the layout stamp `HSETNX meta lv <LAYOUT_VERSION>` appended, so the stamp is
+ * applied with the write. Replies the first command's reply; throws the first command error.
+ */
+export async function execStamped(multi: ChainableCommander, keys: QueueKeys): Promise<unknown> {
+  const r = await multi.hsetnx(keys.meta, MetaField.layoutVersion, LAYOUT_VERSION).exec();
+  if (!r) throw new Error('transaction aborted');
+  for (const [err] of r) if (err) throw err;
+  return r[0]?.[1];
 }
 
 /** Resolves once the queue's stored layout is known to be LAYOUT_VERSION on this client; rejects with IncompatibleLayoutError otherwise. */
@@ -107,13 +124,13 @@ export function ensureLayout(client: RedisClient, keys: QueueKeys): true | Promi
   return state;
 }
 
-/** ensureLayout for the plain writes outside scripts (settings in meta, the rate key, the events stream). */
+/** ensureLayout for the plain writes outside scripts (settings in meta, the rate key, the events stream); those that can create meta run through execStamped. */
 export async function layoutReady(client: RedisClient, keys: QueueKeys): Promise<void> {
   const state = ensureLayout(client, keys);
   if (state !== true) await state;
 }
 
-/** Forgets the check of a queue whose meta hash was deleted (obliterate): the next write stores lv again. */
+/** Forgets the check of a queue whose meta hash was deleted (obliterate): the next write checks again. */
 export function forgetLayout(client: RedisClient, keys: QueueKeys): void {
   layoutChecks.get(client)?.delete(keys.meta);
 }

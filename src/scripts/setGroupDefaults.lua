@@ -13,6 +13,7 @@
 --!include lib/lanes.lua
 
 local conc, rate = ARGV[1], ARGV[2]
+stampLayout()
 if conc == '' then redis.call('HDEL', K.meta, 'gconc') else redis.call('HSET', K.meta, 'gconc', conc) end
 if rate == '' then redis.call('HDEL', K.meta, 'grate') else redis.call('HSET', K.meta, 'grate', rate) end
 -- lcfg's member '' tells the claim that defaults exist (lib/groups.lua).

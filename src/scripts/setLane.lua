@@ -11,6 +11,7 @@
 --!include lib/lanes.lua
 
 local lane, field, value = ARGV[1], ARGV[2], ARGV[3]
+stampLayout()
 local hash = ({ weight = K.lweight, limit = K.llimit, rate = K.lrate })[field]
 if value == '' or (field == 'weight' and value == '1') then
   redis.call('HDEL', hash, lane)

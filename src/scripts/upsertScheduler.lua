@@ -35,6 +35,7 @@ redis.call('HSET', sk, 'end', ARGV[6], 'limit', ARGV[7],
 
 if old[5] and old[1] == ARGV[2] and old[2] == ARGV[3] and old[3] == ARGV[4] and old[4] == ARGV[5]
   and (old[6] or '') == ARGV[19] then
+  stampLayout()
   return {1, old[5], slotJobId(sid, tonumber(old[5])), 0}
 end
 
@@ -58,4 +59,5 @@ if not slotAllowed(sk, first) then
   return {0}
 end
 local id, created = makeSlotJob(sid, first, now)
+stampLayout()
 return {1, msString(first), id, created and 1 or 0}

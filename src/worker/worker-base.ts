@@ -12,7 +12,7 @@ import { delay as delayFor } from '../core/utils.js';
 import type { WorkerListener, WorkerSettings } from './worker-options.js';
 import { makeBackend, type WorkerBackend } from './worker-backend.js';
 import { MetaField } from '../core/fields.js';
-import { layoutReady } from '../scripts/runner.js';
+import { execStamped, layoutReady } from '../scripts/runner.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50; lib/claim.lua). */
 const RATE_BLOCK = 2 ** 50;
@@ -272,7 +272,7 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
     v.integerIn('ms', ms, 1, 86_400_000);
     // meta blk tells the claim to look at the counter (it reads it otherwise only with a limiter).
     await layoutReady(this.conn.client, this.keys);
-    await this.conn.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', ms).hset(this.keys.meta, MetaField.rateBlock, '1').exec();
+    await execStamped(this.conn.client.multi().set(this.keys.rate, RATE_BLOCK, 'PX', ms).hset(this.keys.meta, MetaField.rateBlock, '1'), this.keys);
   }
 
   /** Closes the worker's connections at once, without waiting for running jobs (their leases expire). */

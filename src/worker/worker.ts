@@ -15,7 +15,7 @@ import { Job } from '../job/job.js';
 import { queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { scripts, type ClaimReply, type ClaimedJob } from '../scripts/index.js';
-import { layoutReady } from '../scripts/runner.js';
+import { execStamped, layoutReady } from '../scripts/runner.js';
 import * as v from '../core/validate.js';
 import { traceProcess, tracingAvailable } from '../ops/tracing.js';
 import { advanceScheduler } from '../lifecycle/schedulers.js';
@@ -475,7 +475,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     for (let failures = 1; !this.stopping; failures++) {
       try {
         if (this.limiter) await layoutReady(this.conn.client, this.keys);
-        if (this.limiter) await this.conn.client.hset(this.keys.meta, MetaField.rateMax, this.limiter.max, MetaField.rateDuration, this.limiter.duration);
+        if (this.limiter) await execStamped(this.conn.client.multi().hset(this.keys.meta, MetaField.rateMax, this.limiter.max, MetaField.rateDuration, this.limiter.duration), this.keys);
         if (this.groupDefaults) await applyGroupDefaults(this.ctx, this.groupDefaults);
         return;
       } catch (err) {

@@ -9,6 +9,16 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The stored layout version (docs/protocol.md "Versions"; the same number as LAYOUT_VERSION in
+-- src/core/layout.ts and the library artifact's layoutVersion, checked by
+-- test/layout-version.test.ts). The scripts that create a queue's content stamp it into meta
+-- field lv with stampLayout, once per call and only on their success path (after every
+-- refusal has returned), so a refused call writes nothing. Clients only read it.
+local LAYOUT_VERSION = '1'
+local function stampLayout()
+  redis.call('HSETNX', K.meta, 'lv', LAYOUT_VERSION)
+end
+
 -- now (ms) as an integer string, made once per call for the job hashes it stamps.
 local msMemoN, msMemoS
 local function msString(ms)
