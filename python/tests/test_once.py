@@ -61,6 +61,7 @@ async def test_100_adds_every_10th_reply_dropped(proxy, conn, qname, r):
     q = Queue(qname, {"connection": via(proxy)})
     ids = [(await q.add("a", {"i": i})).id for i in range(100)]
     await q.close()
+    print(f"100 adds: {proxy.dropped} replies dropped")
     assert proxy.dropped >= 9
     assert len(set(ids)) == 100
     p = Queue(qname, {"connection": conn})
@@ -124,6 +125,8 @@ async def test_300_jobs_worker_every_7th_reply_dropped(proxy, conn, qname, r):
     w.on("error", lambda err, *_: None)
     await asyncio.wait_for(done, 30)
     await w.close()
+    print(f"300 jobs: {proxy.dropped} replies dropped, {len(completed)} completed, {len(failed)} failed, "
+          f"{len(runs) - len(set(runs))} run twice, {len(stalled)} stalled, {w.releasedClaims} handed back")
     assert proxy.dropped >= 8
     assert len(completed) == 300 and len(set(completed)) == 300
     assert failed == [] and stalled == []
