@@ -3,8 +3,9 @@ __version__ = "0.1.0"
 
 from . import types
 from .abort_controller import AbortController, AbortError, AbortSignal
-from .errors import (EchoMQError, IncompatibleLayoutError, JobNotFoundError, StaleJobError, UnrecoverableError,
-                     ValidationError, ValidationTypeError, WaitingChildrenError)
+from .errors import (EchoMQError, IncompatibleLayoutError, JobNotFoundError, RedisRefusedError,
+                     RequestOutcomeUnknownError, StaleJobError, UnrecoverableError, ValidationError,
+                     ValidationTypeError, WaitingChildrenError)
 from .job import Job
 from .queue import Queue
 from .queue_events import QueueEvents
@@ -20,7 +21,7 @@ from .queue_events_producer import QueueEventsProducer
 __all__ = [
     "Queue", "Worker", "Job", "QueueEvents", "UnrecoverableError", "WaitingChildrenError", "AbortController",
     "AbortSignal", "AbortError", "IncompatibleLayoutError", "ValidationError", "ValidationTypeError",
-    "EchoMQError", "JobNotFoundError", "StaleJobError", "types",
+    "EchoMQError", "JobNotFoundError", "StaleJobError", "RequestOutcomeUnknownError", "RedisRefusedError", "types",
     "FlowProducer", "JobScheduler", "LockManager", "QueueEventsProducer", "DelayedError", "RateLimitError",
     "WaitingError", "ErrorCode", "custom_errors", "error_code",
 ]

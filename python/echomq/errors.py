@@ -82,3 +82,35 @@ def error_from_code(status: int, op: str, job_id: str = "") -> Exception:
         return EchoMQError(f"Job {job_id} has pending dependencies. {op}")
     names = [n for n, c in codes.items() if c == status]
     return EchoMQError(f"{op} failed for job {job_id}: status {status} ({'/'.join(names) or 'unknown'})")
+
+
+class RequestOutcomeUnknownError(EchoMQError):
+    """An applied-once call whose reply never came (retries exhausted, the client closed) or that
+    Redis refused as older than the window (EMQ_EXPIRED, ``expired`` True): it may or may not have
+    been applied. Retry it with the same ``request_id`` while the window lasts; after it, read the
+    state (getJob) first. docs/protocol.md "Applied once"."""
+
+    code = "ERR_OUTCOME_UNKNOWN"
+
+    def __init__(self, op: str, request_id: str, cause: BaseException) -> None:
+        why = str(cause) or type(cause).__name__
+        self.op = op
+        self.request_id = request_id
+        self.requestId = request_id
+        self.expired = "EMQ_EXPIRED" in why
+        self.cause = cause
+        super().__init__(f"{op}: outcome unknown for request {request_id} (it may or may not have been applied): {why}")
+
+
+class RedisRefusedError(EchoMQError):
+    """Redis refused the call before running it (OOM under maxmemory, a read-only replica, an ACL
+    denial, MISCONF, ...): nothing was written. The message begins with Redis's own text."""
+
+    code = "ERR_REDIS_REFUSED"
+
+    def __init__(self, op: str, text: str, cause: BaseException) -> None:
+        self.op = op
+        self.redis_code = text.split(" ", 1)[0]
+        self.redisCode = self.redis_code
+        self.cause = cause
+        super().__init__(f"{text} (echomq {op}: refused by Redis, nothing was written)")

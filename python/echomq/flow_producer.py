@@ -201,7 +201,7 @@ class FlowProducer(EventEmitter):
                 args.extend(n.args())
             if root_dedup and not written:
                 args.extend([root_dedup[0], root_dedup[1]])
-            r = await batch[0].queue.runner.call("addFlow", args)
+            r = await batch[0].queue.runner.call_once("addFlow", args, "addFlow")
             status = int(r[0])
             if status == 2:
                 return str(r[1])

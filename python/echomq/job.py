@@ -153,7 +153,7 @@ class Job(JobMoves):
         jid = v.existing_job_id(jobId)
         row = v.string("logRow", logRow, v.MAX_SAFE_INTEGER)
         keep = v.non_negative_int("keepLogs", keepLogs)
-        r = await scripts.one(queue.runner, "addLog", [jid, row, keep])
+        r = await scripts.one_once(queue.runner, "addLog", [jid, row, keep])
         if r < 0:
             raise error_from_code(r, "addLog", jid)
         return r
@@ -170,7 +170,7 @@ class Job(JobMoves):
     async def log(self, logRow: str) -> int:
         row = v.string("logRow", logRow, v.MAX_SAFE_INTEGER)
         keep = v.non_negative_int("keepLogs", self.opts.get("keepLogs", self.queue.keepLogs))
-        r = await scripts.one(self.queue.runner, "addLog", [self.id, row, keep])
+        r = await scripts.one_once(self.queue.runner, "addLog", [self.id, row, keep])
         if r < 0:
             raise error_from_code(r, "addLog", str(self.id))
         return r
@@ -191,7 +191,7 @@ class Job(JobMoves):
         o = v.plain_object("opts", opts or {})
         made = bool(o.get("resetAttemptsMade"))
         started = bool(o.get("resetAttemptsStarted"))
-        r = await scripts.one(self.queue.runner, "retry", [self.id, state, "1" if made else "0", "1" if started else "0"])
+        r = await scripts.one_once(self.queue.runner, "retry", [self.id, state, "1" if made else "0", "1" if started else "0"])
         if r < 0:
             if r == code("BAD_STATE"):
                 raise error_from_code(r, "reprocessJob", str(self.id))

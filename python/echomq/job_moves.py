@@ -123,7 +123,7 @@ class JobMoves:
         name = (w.opts.get("name") or "") if w is not None else ""
         args: List[Any] = [1 if fetch else 0, self._lease(), _MAX_EVENT_VALUE, owner, 0, "", "", name,
                            str(self.id), self._fence(), rv]
-        r = await self.queue.runner.call("complete", args)
+        r = await self.queue.runner.call_once("complete", args, "complete")
         m = int(r[2])
         status = int(r[3]) if m else 1
         if status != 1:
@@ -158,7 +158,7 @@ class JobMoves:
         name = (w.opts.get("name") or "") if w is not None else ""
         args: List[Any] = [str(self.id), self._fence(), reason, stack, delay, 1 if do_fetch else 0, self._lease(),
                            "1" if made >= attempts else "0", owner, 0, "", "", name]
-        r = await self.queue.runner.call("fail", args)
+        r = await self.queue.runner.call_once("fail", args, "fail")
         if int(r[0]) < 0:
             cmd = "retryJob" if delay == 0 else "moveToDelayed" if delay > 0 else "moveToFinished"
             raise lock_error(int(r[0]), cmd, str(self.id))
@@ -194,7 +194,7 @@ class JobMoves:
                           v.MAX_SAFE_INTEGER, "a time in ms since the epoch")
         owner = "" if token is None else _token(token)
         delay = max(0, ts - int(time.time() * 1000))
-        r = int(await self.queue.runner.call("moveToDelayed", [str(self.id), owner, "" if token is None else self._fence(), delay]))
+        r = int(await self.queue.runner.call_once("moveToDelayed", [str(self.id), owner, "" if token is None else self._fence(), delay], "moveToDelayed"))
         if r < 0:
             raise lock_error(r, "moveToDelayed", str(self.id))
         self.delay = delay
@@ -219,7 +219,7 @@ class JobMoves:
                 if i <= 0:
                     v.fail("opts.child.queue", "a qualified queue name '<prefix>:<queue>'", q)
                 child = QueueKeys(q[i + 1:], q[:i]).job(cid)
-        r = int(await self.queue.runner.call("moveToWaitingChildren", [str(self.id), owner, self._fence(), child]))
+        r = int(await self.queue.runner.call_once("moveToWaitingChildren", [str(self.id), owner, self._fence(), child], "moveToWaitingChildren"))
         if r == code("CHILD_FAILED"):
             raise UnrecoverableError(f"Cannot complete job {self.id} because it has at least one failed child. "
                                      "moveToWaitingChildren")

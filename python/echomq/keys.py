@@ -27,6 +27,7 @@ _NAMED = {
     "jobBase": "job:",
     "logsBase": "logs:",
     "lrateBase": "lrate:",
+    "reqBase": "req:",
 }
 
 

@@ -2,7 +2,7 @@
 where QueueEvents (of either runtime) emits them by their eventName. No blocking connection."""
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from . import codec
 from . import validate as v
@@ -30,11 +30,12 @@ class QueueEventsProducer(QueueBase):
         if name in _RESERVED:
             v.fail("args.eventName", f"a name other than {', '.join(_RESERVED)}", name)
         n = v.non_negative_int("maxEvents", maxEvents)
-        fields: Dict[str, str] = {"event": name}
+        fields: List[str] = ["event", name]
         for k, x in a.items():
             if k == "eventName":
                 continue
             if k == "event":
                 v.fail("args", "fields other than 'event' (it carries eventName)", k)
-            fields[str(k)] = _field(x)
-        await self.client.xadd(self.keys.events, fields, maxlen=n, approximate=True)
+            fields += [str(k), _field(x)]
+        # The publishEvent script (applied once: a resent call adds no second entry).
+        await self.runner.call_once("publishEvent", [n, *fields], "publishEvent", at=1)

@@ -10,16 +10,22 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from typing import Any, Dict, List, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError, NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .codec import text
 from .connection import Client, is_cluster
 from .keys import QueueKeys
 from .library import Script, library
+from .request_id import new_request_id, once_error
 
 Arg = Union[str, int]
+
+# An applied-once call whose connection failed is sent again (same arguments, so the same request
+# id) this many times after redis-py's own retries, with these pauses (s).
+_ONCE_RETRY_PAUSES = (0.05, 0.2)
 
 _modes: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
 _loading: "weakref.WeakKeyDictionary[Any, asyncio.Future]" = weakref.WeakKeyDictionary()
@@ -91,3 +97,29 @@ class Runner:
             if str(err).startswith("NOSCRIPT"):
                 return text(await c.execute_command("EVAL", script.source, len(ks), *ks, *args))
             raise
+
+    def request_id(self) -> str:
+        """A new request id for one logical call through this runner's client."""
+        return new_request_id(self.client)
+
+    async def call_once(self, name: str, args: Sequence[Arg], op: str, request_id: Optional[str] = None,
+                        at: Optional[int] = None) -> Any:
+        """An applied-once call (docs/protocol.md "Applied once"): the request id is appended as the
+        last argument (or at ``at``: publishEvent takes it second; reqBase is the last of the script's KEYS), the arguments are built once and
+        sent unchanged by every retry; a failure becomes a typed error (request_id.once_error)."""
+        rid = request_id if request_id is not None else new_request_id(self.client)
+        full = [*args, rid] if at is None else [*args[:at], rid, *args[at:]]
+        pauses = iter(_ONCE_RETRY_PAUSES)
+        while True:
+            try:
+                return await self.call(name, full)
+            except (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError) as err:
+                pause = next(pauses, None)
+                if pause is None:
+                    raise once_error(err, op, rid) from err
+                await asyncio.sleep(pause)
+            except Exception as err:
+                e = once_error(err, op, rid)
+                if e is err:
+                    raise
+                raise e from err

@@ -64,7 +64,7 @@ def _claimed(r: Sequence[Any], start: int) -> List[ClaimedJob]:
     return [ClaimedJob(str(r[i]), pairs(r[i + 1])) for i in range(start, len(r), 2)]
 
 
-async def add(run: Runner, jobs: Sequence[AddJob]) -> List[AddReply]:
+async def add(run: Runner, jobs: Sequence[AddJob], request_id: Optional[str] = None) -> List[AddReply]:
     """One call for up to 100 jobs: each run of equal options is one record (add.lua header)."""
     lane0 = jobs[0].lane
     lane_per_job = any(j.lane != lane0 for j in jobs)
@@ -79,7 +79,7 @@ async def add(run: Runner, jobs: Sequence[AddJob]) -> List[AddReply]:
             rec += 1
             prev = r
         per_job.extend([j.id, j.name, j.data, rec] + ([j.lane] if lane_per_job else []))
-    reply = await run.call("add", [len(jobs), rec, 5 if lane_per_job else 4, *records, *per_job])
+    reply = await run.call_once("add", [len(jobs), rec, 5 if lane_per_job else 4, *records, *per_job], "add", request_id)
     out: List[AddReply] = []
     full = code("GROUP_FULL")
     for i in range(0, len(reply), 2):
@@ -94,33 +94,33 @@ async def add(run: Runner, jobs: Sequence[AddJob]) -> List[AddReply]:
     return out
 
 
-async def claim(run: Runner, count: int, lease_ms: int, name: str = "") -> ClaimReply:
-    args: List[Any] = [count, lease_ms]
-    if name:
-        args += ["", name]
-    r = await run.call("claim", args)
+async def claim(run: Runner, count: int, lease_ms: int, name: str = "", request_id: Optional[str] = None,
+                owner: str = "") -> ClaimReply:
+    """request_id: a retry of a claim whose reply was lost passes the same one and gets its jobs."""
+    r = await run.call_once("claim", [count, lease_ms, owner, name], "claim", request_id)
     return ClaimReply(_claimed(r, 2), int(r[1]))
 
 
 async def complete_many(run: Runner, jobs: Sequence[Tuple[str, str, str]], fetch: int, lease_ms: int,
-                        max_event_bytes: int, keep: Optional[Tuple[int, int]] = None, name: str = "") -> ClaimReply:
+                        max_event_bytes: int, keep: Optional[Tuple[int, int]] = None, name: str = "",
+                        request_id: Optional[str] = None) -> ClaimReply:
     """jobs: (id, token, returnvalue JSON). codes[i] per job: 1 completed, or a negative code."""
     args: List[Any] = [fetch, lease_ms, max_event_bytes, "", 0,
                        "" if keep is None else keep[0], "" if keep is None else keep[1], name]
     for jid, tok, rv in jobs:
         args += [jid, tok, rv]
-    r = await run.call("complete", args)
+    r = await run.call_once("complete", args, "complete", request_id)
     m = int(r[2])
     codes = [int(x) for x in r[3:3 + m]]
     return ClaimReply(_claimed(r, 3 + m), int(r[1]), codes)
 
 
 async def fail(run: Runner, job_id: str, token: str, reason: str, stack: str, retry_delay_ms: int, exhausted: bool,
-               fetch: int, lease_ms: int, keep: Optional[Tuple[int, int]] = None, name: str = "") -> "ClaimReply | int":
-    args: List[Any] = [job_id, token, reason, stack, retry_delay_ms, fetch, lease_ms, "1" if exhausted else "0"]
-    if keep is not None or name:
-        args += ["", 0, "" if keep is None else keep[0], "" if keep is None else keep[1], name]
-    r = await run.call("fail", args)
+               fetch: int, lease_ms: int, keep: Optional[Tuple[int, int]] = None, name: str = "",
+               request_id: Optional[str] = None) -> "ClaimReply | int":
+    args: List[Any] = [job_id, token, reason, stack, retry_delay_ms, fetch, lease_ms, "1" if exhausted else "0",
+                       "", 0, "" if keep is None else keep[0], "" if keep is None else keep[1], name]
+    r = await run.call_once("fail", args, "fail", request_id)
     if int(r[0]) < 0:
         return int(r[0])
     return ClaimReply(_claimed(r, 2), int(r[1]))
@@ -142,6 +142,16 @@ async def recover(run: Runner, max_stalled_count: int, batch: int = 100) -> Tupl
 
 async def one(run: Runner, name: str, args: Sequence[Any]) -> int:
     return int(await run.call(name, list(args)))
+
+
+async def one_once(run: Runner, name: str, args: Sequence[Any], request_id: Optional[str] = None) -> int:
+    """An applied-once script with an integer reply (addLog, retry, moveToDelayed, moveToWaitingChildren)."""
+    return int(await run.call_once(name, list(args), name, request_id))
+
+
+async def release_claim(run: Runner, request_ids: Sequence[str]) -> List[str]:
+    """Hands back the jobs of claims whose reply was lost and that will not be retried (at most 100 ids)."""
+    return [str(x) for x in (await run.call("releaseClaim", list(request_ids)) or [])]
 
 
 async def remove(run: Runner, ids: Sequence[str]) -> List[int]:

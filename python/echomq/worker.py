@@ -17,7 +17,7 @@ from . import scripts
 from .abort_controller import AbortController
 from .backoff import backoff_delay, is_unrecoverable, normalize_backoff
 from .connection import blocking_client, check_layout, close_client, open_client
-from .errors import WaitingChildrenError, StaleJobError, ValidationError, error_from_code
+from .errors import RequestOutcomeUnknownError, WaitingChildrenError, StaleJobError, ValidationError, error_from_code
 from .event_emitter import EventEmitter
 from .job import Job
 from .keys import DEFAULT_PREFIX, QueueKeys, client_name
@@ -98,6 +98,10 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
         self.paused = False
         self.forceClosing = False
         self._runs: Dict[str, _Run] = {}
+        # Request ids of claims (claim, or a settle that claimed next jobs) whose reply was lost and
+        # that the worker will not retry: handed back with releaseClaim when Redis answers again.
+        self._lost_claims: List[str] = []
+        self.releasedClaims = 0
         self._pending: List[Tuple[_Run, str, Any]] = []
         self._flush_scheduled = False
         self._settling = 0
@@ -154,29 +158,45 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
 
     async def _loop(self) -> None:
         conc = self.opts["concurrency"]
+        rid: Optional[str] = None  # the claim whose reply was lost: retried with the same request id
         while not self.closing:
             if self.paused:
+                if rid is not None:
+                    self._lost_claims.append(rid)
+                    rid = None
                 await self._resumed.wait()
                 continue
             free = conc - len(self._runs)
             if free <= 0:
+                if rid is not None:
+                    self._lost_claims.append(rid)
+                    rid = None
                 self._slot.clear()
                 if self.closing:
                     break
                 await self._slot.wait()
                 continue
+            if rid is None:
+                rid = self.runner.request_id()
             try:
-                reply = await scripts.claim(self.runner, free, self.opts["lockDuration"], self._wname)
+                reply = await scripts.claim(self.runner, free, self.opts["lockDuration"], self._wname, rid)
             except Exception as err:
+                lost = _is_connection_error(err)
+                if not lost:
+                    rid = None  # a reply (or EMQ_EXPIRED): this claim claimed nothing to retry
                 if self.closing:
                     break
                 self.emit("error", err)
-                await asyncio.sleep(0.1 if not _is_connection_error(err) else 1)
+                await asyncio.sleep(0.1 if not lost else 0.2)
                 continue
+            rid = None
+            await self._release_lost()
             if reply.jobs:
                 self._start(reply.jobs)
                 continue
             await self._block(reply.wake_in_ms)
+        if rid is not None:  # closing with a claim whose reply was lost: close() hands it back
+            self._lost_claims.append(rid)
 
     async def _block(self, wake_in_ms: int) -> None:
         """Waits on the wake list (BLPOP) until work is signalled, the next delayed job is due,
@@ -272,6 +292,26 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
             self._settles.add(t)
             t.add_done_callback(self._settles.discard)
 
+    async def _release_lost(self) -> None:
+        """Hands back the jobs of lost claims the worker will not retry (releaseClaim): each job
+        still active under the attempt that claim gave it goes back to the front of its tier, no
+        stall counted. Ids stay kept while Redis does not answer."""
+        while self._lost_claims:
+            ids = self._lost_claims[:100]
+            try:
+                released = await scripts.release_claim(self.runner, ids)
+            except Exception as err:
+                if not self.closing:
+                    self.emit("error", err)
+                return
+            del self._lost_claims[:len(ids)]
+            self.releasedClaims += len(released)
+
+    def _lost_claim(self, rid: str, fetch: int, err: BaseException) -> None:
+        """A settle that asked for next jobs and is given up: its claim is handed back later."""
+        if fetch > 0 and _is_connection_error(err):
+            self._lost_claims.append(rid)
+
     async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
         """A settle call, retried while Redis is unreachable (the worker keeps its finished jobs
         and settles them when Redis returns; past the lease, recovery has them anyway)."""
@@ -293,11 +333,14 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
     async def _settle(self, batch: List[Tuple[_Run, str, Any]]) -> None:
         fetch = self._fetch(len(batch))
         self._settling += len(batch)
+        rid = self.runner.request_id()  # one logical call: every retry sends the same id
+        settled = [(r.job.id, r.token, rv) for r, rv, _ in batch]
         try:
             reply = await self._retrying(lambda: scripts.complete_many(
-                self.runner, [(r.job.id, r.token, rv) for r, rv, _ in batch], fetch, self.opts["lockDuration"],
-                _MAX_EVENT_VALUE, self._keep_c, self._wname))  # type: ignore[arg-type]
+                self.runner, settled, fetch, self.opts["lockDuration"],
+                _MAX_EVENT_VALUE, self._keep_c, self._wname, rid))  # type: ignore[arg-type]
         except Exception as err:
+            self._lost_claim(rid, fetch, err)
             self._settling -= len(batch)
             for r, _, _ in batch:
                 self._release(r)
@@ -353,11 +396,14 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
             return
         delay, reason, exhausted = await self._plan(job, err)
         stack = self._stack(job, err)
+        rid = self.runner.request_id()
+        fetch = self._fetch(1)
         try:
             reply = await self._retrying(lambda: scripts.fail(
                 self.runner, str(job.id), run.token, reason, stack, delay, exhausted,
-                self._fetch(1), self.opts["lockDuration"], self._keep_f, self._wname))  # type: ignore[arg-type]
+                fetch, self.opts["lockDuration"], self._keep_f, self._wname, rid))  # type: ignore[arg-type]
         except Exception as e:
+            self._lost_claim(rid, fetch, e)
             self._release(run)
             self.emit("error", e)
             return
@@ -529,6 +575,7 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
                 await asyncio.wait_for(asyncio.shield(self._main), 5)
             except BaseException:
                 pass
+        await self._release_lost()
         self.__dict__.setdefault("_stopping", asyncio.Event()).set()
         # The timers finish the command they are in and stop (see _idle) before the client closes.
         await asyncio.gather(*self._timers, return_exceptions=True)
@@ -541,4 +588,7 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
 
 
 def _is_connection_error(err: BaseException) -> bool:
+    """The call's reply never came (the outcome is unknown, not refused as expired)."""
+    if isinstance(err, RequestOutcomeUnknownError):
+        return not err.expired
     return isinstance(err, (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError))

@@ -64,7 +64,7 @@ class WorkerManual:
             return None
         await self.waitUntilReady()
         args: List[Any] = [1, self.opts["lockDuration"], owner, self.opts.get("name") or ""]
-        r = await self.runner.call("claim", args)
+        r = await self.runner.call_once("claim", args, "claim")
         claimed = scripts._claimed(r, 2)
         self.__dict__["_manual_wake"] = int(r[1])
         self.__dict__["_manual_drained"] = not claimed

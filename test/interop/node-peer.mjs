@@ -10,6 +10,8 @@
 //        starts a Node worker (stopped by {op:'close', worker: <its tag>}); its processor
 //        returns data.ret (or {by:'node', n}), throws data.fail, reports data.progress and
 //        data.log; each settled job is sent as an event line
+//   {op:'claimOnce', url, queue, prefix?, count, requestId}  scripts.claim with that request id
+//        (applied once: a rerun of a claim another client made); prints {ids}
 //   {op:'read', url, queue, prefix?, id}      prints the job as Node reads it (and its logs)
 //   {op:'events', url, queue, prefix?, ms}    QueueEvents from the stream's start for ms
 //   {op:'cron', cases}                        prints nextCronSlot of each case
@@ -21,6 +23,7 @@ import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { Queue, Worker, Job, QueueEvents, nextCronSlot, queueKeys } from '../../src/index.js';
 import { runCli } from '../../src/cli/program.js';
+import { scripts } from '../../src/scripts/index.js';
 import { startDashboard } from '../../src/dashboard/server.js';
 
 const send = (x) => process.stdout.write(JSON.stringify(x) + '\n');
@@ -44,6 +47,16 @@ async function run(cmd) {
       const jobs = await q.addBulk(cmd.jobs);
       out({ ids: jobs.map((j) => j.id) });
       await q.close();
+      return;
+    }
+    case 'claimOnce': {
+      const redis = new Redis(cmd.url);
+      try {
+        const r = await scripts.claim({ client: redis, keys: queueKeys(cmd.queue, cmd.prefix) }, { count: cmd.count, leaseMs: 30000, requestId: cmd.requestId });
+        out({ ids: r.jobs.map((j) => j.id) });
+      } finally {
+        redis.disconnect();
+      }
       return;
     }
     case 'work': {
