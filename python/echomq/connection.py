@@ -70,6 +70,16 @@ async def check_layout(client: Client, keys: QueueKeys) -> None:
         raise IncompatibleLayoutError(keys.queue, got, v)
 
 
+async def exec_stamped(client: Client, keys: QueueKeys, build: Any) -> Any:
+    """A plain write that may create a queue's meta: `build(pipe)` queues the write and this
+    adds `HSETNX meta lv` in the same MULTI, as the scripts stamp theirs (docs/protocol.md
+    "Versions"). Returns the first command's reply."""
+    pipe = client.pipeline(transaction=True)
+    build(pipe)
+    pipe.hsetnx(keys.meta, "lv", str(library().layout_version))
+    return (await pipe.execute())[0]
+
+
 async def close_client(client: Optional[Client]) -> None:
     if client is None:
         return

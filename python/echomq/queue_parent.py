@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
+from .connection import exec_stamped
 from . import codec
 from . import scripts
 from .parent_ref import missing_parent, resolve_parent
@@ -42,7 +43,7 @@ class QueueParent:
             raise missing_parent(x)
         if not x["same"]:
             if not a.id:
-                a.id = str(await self.client.hincrby(self.keys.meta, "id", 1))
+                a.id = str(await exec_stamped(self.client, self.keys, lambda p: p.hincrby(self.keys.meta, "id", 1)))
             if int(await prunner.call("addDependency", [x["id"], self.keys.job(a.id)])) < 0:
                 raise missing_parent(x)
             registered = True

@@ -7,6 +7,7 @@ import base64
 from typing import Any, Dict, List, Optional
 
 from . import codec
+from .connection import exec_stamped
 from . import validate as v
 
 RATE_BLOCK = 2 ** 50
@@ -22,7 +23,7 @@ class QueueSettings:
         if concurrency is None:
             return await self.removeGlobalConcurrency()
         n = v.positive_int("concurrency", concurrency)
-        return int(await self.client.hset(self.keys.meta, "conc", str(n)))
+        return int(await exec_stamped(self.client, self.keys, lambda p: p.hset(self.keys.meta, "conc", str(n))))
 
     async def getGlobalConcurrency(self) -> Optional[int]:
         c = codec.text(await self.client.hget(self.keys.meta, "conc"))
@@ -34,7 +35,7 @@ class QueueSettings:
     async def setGlobalRateLimit(self, max_jobs: int, duration_ms: int) -> int:
         mx = v.integer_in("max_jobs", max_jobs, 1, 1_000_000_000)
         d = v.integer_in("duration_ms", duration_ms, 1, 86_400_000)
-        return int(await self.client.hset(self.keys.meta, mapping={"rlmax": str(mx), "rldur": str(d)}))
+        return int(await exec_stamped(self.client, self.keys, lambda p: p.hset(self.keys.meta, mapping={"rlmax": str(mx), "rldur": str(d)})))
 
     async def getGlobalRateLimit(self) -> Optional[Dict[str, int]]:
         mx, d = codec.text(await self.client.hmget(self.keys.meta, ["rlmax", "rldur"]))
@@ -45,10 +46,7 @@ class QueueSettings:
 
     async def rateLimit(self, expire_time_ms: int) -> None:
         ms = v.integer_in("expire_time_ms", expire_time_ms, 1, 86_400_000)
-        p = self.client.pipeline(transaction=True)
-        p.set(self.keys.rate, str(RATE_BLOCK), px=ms)
-        p.hset(self.keys.meta, "blk", "1")
-        await p.execute()
+        await exec_stamped(self.client, self.keys, lambda p: p.set(self.keys.rate, str(RATE_BLOCK), px=ms).hset(self.keys.meta, "blk", "1"))
 
     async def getRateLimitTtl(self) -> int:
         return int(await self.client.pttl(self.keys.rate))

@@ -16,7 +16,7 @@ from . import codec
 from . import scripts
 from .abort_controller import AbortController
 from .backoff import backoff_delay, is_unrecoverable, normalize_backoff
-from .connection import blocking_client, check_layout, close_client, open_client
+from .connection import blocking_client, check_layout, close_client, exec_stamped, open_client
 from .errors import RequestOutcomeUnknownError, WaitingChildrenError, StaleJobError, ValidationError, error_from_code
 from .event_emitter import EventEmitter
 from .job import Job
@@ -137,7 +137,8 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
             await self._name_connections()
             lim = self.opts.get("limiter")
             if lim:
-                await self.client.hset(self.keys.meta, mapping={"rlmax": str(lim["max"]), "rldur": str(lim["duration"])})
+                limits = {"rlmax": str(lim["max"]), "rldur": str(lim["duration"])}
+                await exec_stamped(self.client, self.keys, lambda p: p.hset(self.keys.meta, mapping=limits))
             await self._apply_group_defaults()
             self._timers = [asyncio.ensure_future(self._stall_loop()), asyncio.ensure_future(self._renew_loop())]
             await self._loop()
@@ -498,10 +499,7 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
 
     async def rateLimit(self, expire_time_ms: int) -> None:
         ms = v.integer_in("expire_time_ms", expire_time_ms, 1, 86_400_000)
-        p = self.client.pipeline(transaction=True)
-        p.set(self.keys.rate, str(_RATE_BLOCK), px=ms)
-        p.hset(self.keys.meta, "blk", "1")
-        await p.execute()
+        await exec_stamped(self.client, self.keys, lambda p: p.set(self.keys.rate, str(_RATE_BLOCK), px=ms).hset(self.keys.meta, "blk", "1"))
 
     @staticmethod
     def RateLimitError() -> RateLimitError:
