@@ -214,3 +214,32 @@ export function jobStateFromJson(j: JobJson): Record<string, unknown> {
   if (j.processedBy) out.processedBy = j.processedBy;
   return out;
 }
+
+/** BullMQ's toJSON fields in its order, plus echomq's `lane`. */
+const TO_JSON_FIELDS = [
+  'name', 'data', 'opts', 'id', 'progress', 'returnvalue', 'stacktrace', 'delay', 'priority', 'attemptsStarted', 'attemptsMade',
+  'stalledCounter', 'repeatJobKey', 'timestamp', 'parentKey', 'parent', 'deduplicationId', 'queueQualifiedName', 'failedReason',
+  'finishedOn', 'processedOn', 'processedBy', 'deferredFailure', 'token', 'lane',
+] as const;
+
+/** Job.toJSON: every field, data decoded, undefined ones kept (BullMQ's). */
+export function jobToJSON(job: Partial<Record<(typeof TO_JSON_FIELDS)[number], unknown>>): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const k of TO_JSON_FIELDS) out[k] = job[k];
+  return out;
+}
+
+type AsJsonField = 'id' | 'name' | 'opts' | 'parent' | 'parentKey' | 'progress' | 'attemptsMade' | 'attemptsStarted' | 'stalledCounter'
+  | 'finishedOn' | 'processedOn' | 'timestamp' | 'failedReason' | 'stacktrace' | 'deduplicationId' | 'repeatJobKey' | 'returnvalue';
+
+/** Job.asJSON: BullMQ's storage shape (JobJson); `data` is the job's data as JSON (job.ts holds it raw until read). */
+export function jobAsJSON(j: { [K in AsJsonField]?: any }, data: string): JobJson {
+  return definedOnly({
+    id: j.id, name: j.name, data,
+    opts: j.opts, parent: j.parent ? { ...j.parent } : undefined, parentKey: j.parentKey, progress: j.progress,
+    attemptsMade: j.attemptsMade, attemptsStarted: j.attemptsStarted, stalledCounter: j.stalledCounter,
+    finishedOn: j.finishedOn, processedOn: j.processedOn, timestamp: j.timestamp,
+    failedReason: JSON.stringify(j.failedReason), stacktrace: JSON.stringify(j.stacktrace),
+    deduplicationId: j.deduplicationId, repeatJobKey: j.repeatJobKey, returnvalue: JSON.stringify(j.returnvalue),
+  }) as unknown as JobJson;
+}

@@ -2,8 +2,8 @@
  * Job: BullMQ's Job class on echomq. A snapshot of one job's hash plus methods that act on it
  * through the transition scripts. Fields and methods follow BullMQ 6 (docs/migrating-from-bullmq.md
  * lists the differences); the helpers live in job-state.ts (states, errors, the queue
- * argument), job-json.ts (JSON shapes), job-dependencies.ts (flow children) and job-wait.ts
- * (waitUntilFinished, preparing adds and log lines).
+ * argument), job-json.ts (JSON shapes), job-create.ts (create, createBulk, addJob),
+ * job-dependencies.ts (flow children) and job-wait.ts (waitUntilFinished, log lines).
  *
  * Two ways in: BullMQ's `new Job(queue, name, data, opts, id)` (an unsaved job; `Job.create`
  * saves one), and the internal `Job.fromHash` / `Job.fromFields`, which every reader and the
@@ -15,20 +15,19 @@ import { jobScripts } from '../scripts/job-scripts.js';
 import { layoutReady } from '../scripts/runner.js';
 import { JobNotFoundError, Code } from '../core/errors.js';
 import type { QueueEvents } from '../events/queue-events.js';
-import { jobKey, logicalJobName, logsKey, parseLogicalJobName, queueKeys, type QueueKeys } from '../core/keys.js';
+import { jobKey, logicalJobName, logsKey, queueKeys, type QueueKeys } from '../core/keys.js';
 import { normalizeBackoff } from '../core/backoff.js';
 import * as v from '../core/validate.js';
 import * as moves from './job-moves.js';
 import type { NextJobTuple } from './job-moves.js';
 import { jobContextOf, jobError, lockedError, missingParentError, stateName, withBullText, type JobState } from './job-state.js';
 import {
-  definedOnly, jobStateFromJson, num, optsFromJSON, parseJson, storedJobOptions, storedParent, type JobJson, type JobJsonSandbox, type ParentKeys,
+  jobAsJSON, jobStateFromJson, jobToJSON, num, optsFromJSON, parseJson, storedJobOptions, storedParent, type JobJson, type JobJsonSandbox, type ParentKeys,
 } from './job-json.js';
 import * as deps from './job-dependencies.js';
 import { reopenChild } from './flows.js';
-import { BULK_MISSING_PARENT_ID } from './cross-parents.js';
 import { addLog, waitUntilFinished } from './job-wait.js';
-import { addJobs, addedJobHash, newJob, ADD_BATCH } from './new-job.js';
+import { createJobs, saveJob, type JobMaker } from './job-create.js';
 
 export { stateName, jobContextOf, type JobState } from './job-state.js';
 export type { JobJson, JobJsonSandbox, ParentKeys } from './job-json.js';
@@ -38,7 +37,6 @@ export { PRIORITY_LIMIT } from '../core/constants.js';
 export type { JobContext } from './job-context.js';
 import type { JobContext } from './job-context.js';
 import { JobField } from '../core/fields.js';
-
 
 /** BullMQ's retry options. */
 export interface RetryOptions {
@@ -62,7 +60,6 @@ const FROM_HASH = Symbol('fromHash');
  * beside the job, not in it: jobs of the claim path have none and pay nothing for it.
  */
 const owners = new WeakMap<object, Emitter>();
-
 
 export class Job<DataType = any, ReturnType = any, NameType extends string = string> {
   /** The job's id (undefined on a `new Job(...)` that was given none and is not saved yet, as in BullMQ). */
@@ -229,7 +226,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** Adds a job to the queue (BullMQ's Job.create: the queue's defaultJobOptions do not apply, as there). */
   static async create<T = any, R = any, N extends string = string>(queue: object, name: N, data: T, opts?: JobOptions): Promise<Job<T, R, N>> {
-    return (await createJobs<T, R, N>(queue, [{ name, data, opts }], false))[0];
+    return (await createJobs(JOB_MAKER, queue, [{ name, data, opts }], false))[0] as Job<T, R, N>;
   }
 
   /**
@@ -239,7 +236,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   static async createBulk<T = any, R = any, N extends string = string>(
     queue: object, jobs: Array<{ name: N; data: T; opts?: JobOptions }>,
   ): Promise<Array<Job<T, R, N>>> {
-    return createJobs<T, R, N>(queue, jobs, true);
+    return createJobs(JOB_MAKER, queue, jobs, true) as Promise<Array<Job<T, R, N>>>;
   }
 
   /** Builds a Job from BullMQ's JobJson (asJSON's shape; data, returnvalue and stacktrace as JSON strings). */
@@ -287,27 +284,12 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** The job as a plain object (BullMQ's toJSON: every field, data decoded), plus echomq's `lane`. */
   toJSON(): Record<string, any> {
-    return {
-      name: this.name, data: this.data, opts: this.opts, id: this.id, progress: this.progress, returnvalue: this.returnvalue,
-      stacktrace: this.stacktrace, delay: this.delay, priority: this.priority, attemptsStarted: this.attemptsStarted,
-      attemptsMade: this.attemptsMade, stalledCounter: this.stalledCounter, repeatJobKey: this.repeatJobKey, timestamp: this.timestamp,
-      parentKey: this.parentKey, parent: this.parent, deduplicationId: this.deduplicationId, queueQualifiedName: this.queueQualifiedName,
-      failedReason: this.failedReason, finishedOn: this.finishedOn, processedOn: this.processedOn, processedBy: this.processedBy,
-      deferredFailure: this.deferredFailure, token: this.token, lane: this.lane,
-    };
+    return jobToJSON(this);
   }
 
   /** BullMQ's storage shape (JobJson): data, failedReason, stacktrace and returnvalue JSON-encoded, undefined fields left out. */
   asJSON(): JobJson {
-    return definedOnly({
-      id: this.id, name: this.name,
-      data: this.#rawData ?? JSON.stringify(this.#data === undefined ? {} : this.#data),
-      opts: this.opts, parent: this.parent ? { ...this.parent } : undefined, parentKey: this.parentKey, progress: this.progress,
-      attemptsMade: this.attemptsMade, attemptsStarted: this.attemptsStarted, stalledCounter: this.stalledCounter,
-      finishedOn: this.finishedOn, processedOn: this.processedOn, timestamp: this.timestamp,
-      failedReason: JSON.stringify(this.failedReason), stacktrace: JSON.stringify(this.stacktrace),
-      deduplicationId: this.deduplicationId, repeatJobKey: this.repeatJobKey, returnvalue: JSON.stringify(this.returnvalue),
-    }) as unknown as JobJson;
+    return jobAsJSON(this, this.#rawData ?? JSON.stringify(this.#data === undefined ? {} : this.#data));
   }
 
   /** asJSON plus the queue's names, as BullMQ hands a job to a sandboxed processor. */
@@ -326,19 +308,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * `parentOpts.parentKey` makes it a child of that job, as the `parent` option does.
    */
   async addJob(_client?: unknown, parentOpts?: { parentKey?: string }): Promise<string> {
-    // BullMQ's constructor shows attempts 0 for "not given"; echomq's options want 1 or more.
-    const { attempts, ...rest } = this.opts;
-    const opts: JobOptions = attempts ? { ...rest, attempts } : rest;
-    // BullMQ's parentKey `<prefix>:<queue>:<id>` (its logical name) as the `parent` option.
-    const pk = parentOpts?.parentKey;
-    if (pk !== undefined && opts.parent === undefined) {
-      opts.parent = parseLogicalJobName(v.nonEmptyString('parentOpts.parentKey', pk, 4096)) ??
-        v.fail('parentOpts.parentKey', "a job's logical name '<prefix>:<queue>:<id>'", pk);
-    }
-    const [r] = await addJobs(this.ctx, [newJob(this.ctx.keys, this.ctx.maxPayloadBytes, this.name, this.data, opts, undefined).args]);
-    if (r.error) throw r.error;
-    this.id = r.id;
-    return r.id;
+    this.id = await saveJob(this.ctx, this.name, this.data, this.opts, parentOpts);
+    return this.id;
   }
 
   private check(code: number, op: string, command = op, state = ''): void {
@@ -576,31 +547,12 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   extendLock(token: string, duration: number): Promise<number> { return moves.extendLock(this, this.ctx, token, duration); }
 }
 
-/** Job.create and createBulk: the new-job path; a bulk leaves out a job whose parent is missing (id -5), as BullMQ. */
-async function createJobs<T, R, N extends string>(
-  queue: object, jobs: Array<{ name: N; data: T; opts?: JobOptions }>, bulk: boolean,
-): Promise<Array<Job<T, R, N>>> {
-  const ctx = jobContextOf(queue);
-  if (!Array.isArray(jobs)) v.fail('jobs', 'an array of { name, data, opts }', jobs);
-  const prepared = jobs.map((j, i) => {
-    v.plainObject(`jobs[${i}]`, j);
-    return newJob(ctx.keys, ctx.maxPayloadBytes, j.name, j.data, j.opts, undefined, jobs.length === 1 ? '' : `jobs[${i}].`).args;
-  });
-  const out: Array<Job<T, R, N>> = [];
-  for (let i = 0; i < prepared.length; i += ADD_BATCH) {
-    const replies = await addJobs(ctx, prepared.slice(i, i + ADD_BATCH));
-    // A bulk add leaves out a job whose parent is missing and adds the others, as BullMQ's does.
-    const failed = replies.find((r) => r.error && !(bulk && r.missingParent));
-    if (failed) throw failed.error;
-    replies.forEach((r, k) => {
-      const j = jobs[i + k]!;
-      const job = (r.missingParent
-        ? new Job(queue, j.name, j.data, j.opts, String(BULK_MISSING_PARENT_ID))
-        : Job.fromHash(ctx, r.id, addedJobHash(prepared[i + k]!))) as Job<T, R, N>;
-      if (r.missingParent) (job as { id: unknown }).id = BULK_MISSING_PARENT_ID;
-      if (queue !== ctx) owners.set(job, queue as Emitter);
-      out.push(job);
-    });
-  }
-  return out;
-}
+/** The creation path's Jobs (job-create.ts): a saved one kept with its Queue, BullMQ's unsaved one. */
+const JOB_MAKER: JobMaker<Job> = {
+  added(ctx, id, h, queue) {
+    const job = Job.fromHash(ctx, id, h);
+    if (queue !== ctx) owners.set(job, queue as Emitter);
+    return job;
+  },
+  unsaved: (queue, name, data, opts, id) => new Job(queue, name, data, opts, id),
+};

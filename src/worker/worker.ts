@@ -2,33 +2,32 @@
  * Worker: claims jobs, runs the processor, settles them: at most one Redis call per job
  * (`complete` settles a batch and claims as many in the same script; worker-settle.ts), an idle
  * worker blocks on the wake list, leases are renewed in one call (worker-upkeep.ts).
- * Manual processing: worker-manual.ts; the Job's lock-holder calls: src/job/job-moves.ts.
+ * The claim loop: worker-claims.ts; manual processing: worker-manual.ts; the Job's lock-holder
+ * calls: src/job/job-moves.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { type BackoffStrategy } from '../core/backoff.js';
 import { checkEvictionPolicy, closeConnection, openConnection } from '../core/connection.js';
 import {
-  Code, EchoError, ErrorCodes, JobNotFoundError, RequestOutcomeUnknownError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError,
+  Code, EchoError, ErrorCodes, JobNotFoundError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError,
 } from '../core/errors.js';
-import { newRequestId } from '../scripts/request-id.js';
 import { Job } from '../job/job.js';
 import { queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
-import { scripts, type ClaimReply, type ClaimedJob } from '../scripts/index.js';
-import { execStamped, layoutReady } from '../scripts/runner.js';
+import { scripts, type ClaimedJob } from '../scripts/index.js';
 import * as v from '../core/validate.js';
 import { traceProcess, tracingAvailable } from '../ops/tracing.js';
 import { advanceScheduler } from '../lifecycle/schedulers.js';
 import { renewLeases, sweepStalled, type Running } from './worker-upkeep.js';
 import type { SlotPool } from './slot-pool.js';
 import { createSandboxProcessor, type SandboxProcessor } from '../sandbox/index.js';
-import { applyGroupDefaults, rateLimitGroup, workerGroupDefaults, type GroupDefaults } from '../pro/groups.js';
+import { rateLimitGroup, workerGroupDefaults } from '../pro/groups.js';
 import { validConcurrency, workerSettings, type GetNextJobOptions, type WorkerOptions } from './worker-options.js';
 import { WorkerBase } from './worker-base.js';
 import { extendJobLocks, startedTooOften, type MoveContext, type WorkerHooks } from '../job/job-moves.js';
 import { HeldJobs } from './worker-manual.js';
 import { Settler, toError } from './worker-settle.js';
-import { MetaField } from '../core/fields.js';
+import { ClaimLoop } from './worker-claims.js';
 
 export type { WorkerOptions } from './worker-options.js';
 
@@ -66,10 +65,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private readonly fallbackStrategy?: BackoffStrategy;
   private readonly maxEventValueBytes!: number;
   private readonly pool: SlotPool | undefined;
-  private readonly limiter: { max: number; duration: number } | undefined;
-  private readonly groupDefaults: GroupDefaults | undefined;
   private readonly running = new Map<string, Running>();
-  private reserved = 0;
   /** close() waiting for the last running job to settle. */
   private idleWaiters: Array<() => void> = [];
   /** The settle path (worker-settle.ts): batched completes, fails. */
@@ -81,21 +77,11 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private paused = false;
   /** Paused by pause() without doNotWaitActive, its jobs done: isRunning() is false (BullMQ's). */
   private pausedIdle = false;
-  /** The loop ended at a pause (see loop); resume() starts a new one. */
-  private loopEnded = false;
   private hadWork = false;
   private leaseTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
-  /**
-   * Applied once (docs/protocol.md "Applied once"): a claim whose reply was lost (its outcome unknown) is
-   * retried with the same request id, which returns its jobs if it ran; `unclaimed` holds
-   * request ids whose claimed jobs this worker will not take (closing, concurrency lowered, a
-   * settle given up), handed back by releaseClaim when Redis answers.
-   */
-  private lostClaim: { requestId: string; n: number } | undefined;
-  private readonly unclaimed = new Set<string>();
-  /** Jobs this worker handed back through releaseClaim (claimed for it, never started). */
-  releasedClaims = 0;
+  /** The claim loop and its applied-once handling (worker-claims.ts). */
+  private readonly claims!: ClaimLoop;
   /** A processor file's children (src/sandbox), closed with the worker. */
   private readonly sandbox: SandboxProcessor | undefined;
 
@@ -126,14 +112,12 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     this.processorAcceptsSignal = this.sandbox !== undefined || !processor || processor.length === 0 || processor.length >= 3;
     this.strategies = opts.backoffStrategies ?? {};
     this.fallbackStrategy = opts.settings?.backoffStrategy;
+    let limiter: { max: number; duration: number } | undefined;
     if (opts.limiter !== undefined) {
       const l = v.plainObject('limiter', opts.limiter);
-      this.limiter = {
-        max: v.integerIn('limiter.max', l.max, 1, MAX_RATE),
-        duration: v.integerIn('limiter.duration', l.duration, 1, 86_400_000),
-      };
+      limiter = { max: v.integerIn('limiter.max', l.max, 1, MAX_RATE), duration: v.integerIn('limiter.duration', l.duration, 1, 86_400_000) };
     }
-    this.groupDefaults = workerGroupDefaults(opts.group);
+    const groupDefaults = workerGroupDefaults(opts.group);
     this.maxEventValueBytes = opts.maxEventValueBytes === undefined ? 16384 : v.nonNegativeInt('maxEventValueBytes', opts.maxEventValueBytes);
     const maxPayloadBytes = opts.maxPayloadBytes === undefined ? DEFAULT_MAX_PAYLOAD : v.positiveInt('maxPayloadBytes', opts.maxPayloadBytes);
     const keepLogs = opts.keepLogs === undefined ? 0 : v.nonNegativeInt('keepLogs', opts.keepLogs);
@@ -169,7 +153,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       refill: (n) => this.refill(n),
       release: (run) => this.release(run),
       gaveUp: () => this.forced || this.connectionsClosed,
-      abandon: (rid) => this.unclaimed.add(rid),
+      abandon: (rid) => this.claims.abandon(rid),
       // A plain timer: waitLocal has one waiter, the claim loop's.
       retryPause: (ms) => new Promise((r) => setTimeout(r, ms)),
       startJobs: (jobs) => this.startJobs(jobs),
@@ -180,7 +164,30 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     });
     this.conn.client.on('error', (err: Error) => this.reportError(err));
     this.pool = opts.slotPool;
-    this.pool?.join(this, { load: () => this.running.size + this.reserved, poke: () => this.poke() });
+    this.claims = new ClaimLoop({
+      ctx: this.ctx,
+      get opts() { return w.opts; },
+      pool: this.pool,
+      owner: this,
+      limiter,
+      groupDefaults,
+      stopping: () => this.stopping,
+      paused: () => this.paused,
+      pausedIdle: () => this.pausedIdle,
+      free: () => this.free(),
+      connected: () => this.connected(),
+      waitLocal: () => this.waitLocal(),
+      block: (ms) => this.block(ms),
+      startJobs: (jobs) => this.startJobs(jobs),
+      drained: () => {
+        if (this.hadWork && this.running.size === 0) {
+          this.hadWork = false;
+          this.emit('drained');
+        }
+      },
+      reportError: (err) => this.reportError(err),
+    });
+    this.pool?.join(this, { load: () => this.running.size + this.claims.reserved, poke: () => this.poke() });
     void this.waitUntilReady().then(
       () => setTimeout(() => this.emit('ready'), 0),
       (err: unknown) => {
@@ -231,7 +238,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     void checkEvictionPolicy(this.conn.client);
     this.startLeaseTimer();
     if (!this.opts.skipStalledCheck) void this.startStalledCheckTimer();
-    this.runningLoop = this.loop();
+    this.runningLoop = this.claims.run();
     return this.runningLoop;
   }
 
@@ -296,9 +303,9 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     if (!this.paused) return;
     this.paused = false;
     this.pausedIdle = false;
-    if (this.loopEnded && !this.stopping) {
-      this.loopEnded = false;
-      this.runningLoop = this.loop();
+    if (this.claims.ended && !this.stopping) {
+      this.claims.ended = false;
+      this.runningLoop = this.claims.run();
     }
     this.poke();
     this.emit('resumed');
@@ -322,98 +329,17 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   /** BullMQ Pro: the job's group leaves the ring for ms; throw Worker.RateLimitError() after it. */
   rateLimitGroup(job: Job, ms: number): Promise<void> { return rateLimitGroup(this.ctx, job, ms); }
 
+  /** Jobs this worker handed back through releaseClaim (claimed for it, never started). */
+  get releasedClaims(): number { return this.claims.released; }
+  set releasedClaims(n: number) { this.claims.released = n; }
+
   get activeCount(): number {
     return this.running.size;
   }
 
   private free(): number {
-    const own = this.opts.concurrency - this.running.size - this.reserved;
+    const own = this.opts.concurrency - this.running.size - this.claims.reserved;
     return this.pool ? this.pool.free(this, own) : own;
-  }
-
-  private async loop(): Promise<void> {
-    let failures = 0;
-    try {
-      await this.connected();
-    } catch (err) {
-      if (this.stopping) return;
-      this.reportError(err); // the claims below are retried until Redis answers
-    }
-    await this.applyLimiter();
-    while (!this.stopping) {
-      // pause() without doNotWaitActive, its jobs done: the loop ends and run() resolves, as
-      // BullMQ's; resume() starts it again.
-      if (this.pausedIdle) {
-        this.loopEnded = true;
-        return;
-      }
-      if (this.paused || this.free() <= 0) {
-        await this.waitLocal();
-        continue;
-      }
-      if (this.unclaimed.size > 0 && !(await this.releaseUnclaimed())) {
-        failures++;
-        await this.retryPause(Math.min(5000, this.opts.runRetryDelay, 50 * 2 ** Math.min(failures, 7)));
-        continue;
-      }
-      const lost = this.lostClaim;
-      this.lostClaim = undefined;
-      if (lost && lost.n > this.free()) {
-        // Fewer free slots than that claim may hold (concurrency lowered): its jobs go back.
-        this.unclaimed.add(lost.requestId);
-        continue;
-      }
-      const n = lost ? lost.n : this.free();
-      const requestId = lost ? lost.requestId : newRequestId(this.conn.client);
-      this.reserved += n;
-      let reply: ClaimReply;
-      try {
-        reply = await scripts.claim(this.ctx, { count: n, leaseMs: this.opts.lockDuration, name: this.opts.name, requestId });
-        failures = 0;
-      } catch (err) {
-        this.reserved -= n;
-        this.pool?.released(this);
-        if (err instanceof RequestOutcomeUnknownError && !err.expired) {
-          if (this.stopping) this.unclaimed.add(requestId);
-          else this.lostClaim = { requestId, n };
-        }
-        if (this.stopping) break;
-        this.reportError(err);
-        failures++;
-        await this.retryPause(Math.min(5000, this.opts.runRetryDelay, 50 * 2 ** Math.min(failures, 7)));
-        continue;
-      }
-      this.reserved -= n;
-      this.startJobs(reply.jobs);
-      this.pool?.claimed(this, n, reply.jobs.length);
-      if (reply.jobs.length === 0 && !this.stopping) {
-        if (this.hadWork && this.running.size === 0) {
-          this.hadWork = false;
-          this.emit('drained');
-        }
-        await this.block(reply.wakeInMs);
-      }
-    }
-  }
-
-  /** Hands back the jobs of the unclaimed requests (releaseClaim); false when Redis did not answer. */
-  private async releaseUnclaimed(): Promise<boolean> {
-    const ids = [...this.unclaimed];
-    try {
-      this.releasedClaims += (await scripts.releaseClaims(this.ctx, ids)).length;
-    } catch (err) {
-      if (!this.stopping) this.reportError(err);
-      return false;
-    }
-    for (const id of ids) this.unclaimed.delete(id);
-    return true;
-  }
-
-  /** Waits `ms` before a failed call is retried; close() (a poke) ends the wait at once. */
-  private async retryPause(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([new Promise<void>((r) => (timer = setTimeout(r, ms))), this.waitLocal()]);
-    clearTimeout(timer);
   }
 
   private startJobs(jobs: readonly ClaimedJob[]): void {
@@ -469,23 +395,6 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     this.poke();
   }
 
-  /** Stores the limiter and group options in the queue's meta before the first claim (retried until it lands). */
-  private async applyLimiter(): Promise<void> {
-    if (!this.limiter && !this.groupDefaults) return;
-    for (let failures = 1; !this.stopping; failures++) {
-      try {
-        if (this.limiter) await layoutReady(this.conn.client, this.keys);
-        if (this.limiter) await execStamped(this.conn.client.multi().hset(this.keys.meta, MetaField.rateMax, this.limiter.max, MetaField.rateDuration, this.limiter.duration), this.keys);
-        if (this.groupDefaults) await applyGroupDefaults(this.ctx, this.groupDefaults);
-        return;
-      } catch (err) {
-        if (this.stopping) return;
-        this.reportError(err);
-        await this.retryPause(Math.min(5000, 50 * 2 ** Math.min(failures, 7)));
-      }
-    }
-  }
-
   /** The processor threw RateLimitError: the job goes back to ready without using an attempt. */
   private async handBack(run: Running): Promise<void> {
     try {
@@ -538,7 +447,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   private refill(n: number): number {
     if (this.fetchCount() === 0) return 0;
     if (this.pool) return 1;
-    const room = this.opts.concurrency - (this.running.size - n) - this.reserved;
+    const room = this.opts.concurrency - (this.running.size - n) - this.claims.reserved;
     return room >= n ? n : room > 0 ? room : 0;
   }
 
@@ -628,10 +537,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
         await closeConnection(this.conn, true);
       } else {
         await this.runningLoop?.catch(() => {});
-        if (this.lostClaim) this.unclaimed.add(this.lostClaim.requestId);
-        this.lostClaim = undefined;
-        // Claims whose reply was lost: their jobs go back now rather than stall (best effort).
-        if (this.unclaimed.size > 0) await this.releaseUnclaimed();
+        await this.claims.releaseAll();
         await closeConnection(this.conn, force);
       }
       this.connectionsClosed = true;
