@@ -248,6 +248,15 @@ export class ShardedWorker<D = any, R = any, N extends string = string> extends 
     return this.shardWorkers.reduce((a, w) => a + w.activeCount, 0);
   }
 
+  /** Claims handed back without running (lost replies), summed over the shards' workers. */
+  override get releasedClaims(): number {
+    return this.shardWorkers.reduce((a, w) => a + w.releasedClaims, 0);
+  }
+
+  override set releasedClaims(n: number) {
+    for (const w of this.shardWorkers) w.releasedClaims = n;
+  }
+
   /** Blocks claims on every shard for `ms`. */
   override async rateLimit(ms: number): Promise<void> {
     await Promise.all(this.shardWorkers.map((w) => w.rateLimit(ms)));
