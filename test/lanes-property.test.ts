@@ -10,7 +10,10 @@
  *
  * 50 runs by default; LANES_PROP_RUNS=2000 for a longer hunt (about 40 s).
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+// @ts-expect-error plain ESM helper without types
+import { startRedisServer } from '../scripts/redis-server.mjs';
 import fc from 'fast-check';
 import { queueKeys } from '../src/core/keys.js';
 import { scripts, type ClaimedJob, type ScriptContext } from '../src/scripts/index.js';
@@ -111,9 +114,17 @@ const field = (cj: ClaimedJob, name: string): string => {
 };
 
 describe('lane bookkeeping under random operations', () => {
-  const c = client();
+  // Its own server: the invariant check SCANs the keyspace after every step, and the shared
+  // server holds every other file's keys (request records included) while the suite runs.
+  let server: { url: string; stop: () => Promise<void> } | undefined;
+  let c: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer([]);
+    c = new Redis(server!.url, { maxRetriesPerRequest: null });
+  });
   afterAll(async () => {
-    await c.quit();
+    await c?.quit();
+    await server?.stop();
   });
 
   /** Claimed jobs must come from serviceable lanes and be their lanes' heads. */
