@@ -6,20 +6,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../src/index.js';
 import { scripts } from '../src/scripts/index.js';
 import { client, keysOf, qname, redisUrl, sleep, waitFor } from './helpers.js';
+// Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed.
+import { seeded as rng } from './fault-proxy.js';
 
 const STAMP_BASE = 2 ** 52;
 
-/** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A model of the ordering law: every arrival (add, changePriority, promote) takes the next
