@@ -112,6 +112,48 @@ for r = 1, recordCount do
   rec.gmax = ARGV[a + R_GROUP_MAX]
   recs[r] = rec
 end
+-- The plain call, by far the most common (single adds coalesced into one call, addBulk): one
+-- option record, generated ids, one lane, ready at once, FIFO, no dedup, parent or group limit.
+-- Its jobs differ only in name, data and id, so the hash's other fields are built once and the
+-- per-job work is the hash, the lane entry and the event.
+local function plainCall()
+  if recordCount ~= 1 or lanePerJob then return false end
+  local r = recs[1]
+  if r.dd ~= '' or r.par or r.gmax ~= '' or r.delay ~= 0 or r.lifo == '1' then return false end
+  for j = 0, n - 1 do
+    if ARGV[JOB0 + j * JOB_FIELDS] ~= '' then return false end
+  end
+  return true
+end
+if n > 0 and plainCall() then
+  local r = recs[1]
+  local first = redis.call('HINCRBY', K.meta, 'id', n) - n
+  reserveStamps(false, n)
+  local h, hn = jobFields({ name = '', data = '', ts = r.ts, opts = r.opts, prio = r.prio, lane = r.lane,
+    delay = 0, kc = r.kc, ka = r.ka, kfc = r.kfc, kfa = r.kfa }, now)
+  h[hn + 1], h[hn + 2], h[hn + 3] = 'st', 'w', 'sq'
+  local lane, score = r.lane, r.prio == 0 and '0' or string.format('%d', r.prio)
+  local entries = {}
+  beginLaneBatch()
+  for j = 0, n - 1 do
+    local b = JOB0 + j * JOB_FIELDS
+    local id = string.format('%d', (first + j) * idStep + idOffset + 1)
+    local name = ARGV[b + J_NAME]
+    local stamp = nextStamp(false)
+    h[2], h[4], h[hn + 4] = name, ARGV[b + J_DATA], stamp
+    redis.call('HSET', K.jobBase .. id, unpack(h))
+    entries[2 * j + 1], entries[2 * j + 2] = score, stamp .. id
+    emitJob('added', THEN_WAITING, id, 'name', name, 'lane', lane)
+    out[2 * j + 1], out[2 * j + 2] = id, 1
+  end
+  batchLaneRun(lane, entries, r.prio)
+  flushLaneBatch()
+  wake()
+  stampLayout()
+  if onceKey then onceRecord({ f = out[1], n = n }) end
+  return out
+end
+
 local jobRec = {}
 for j = 0, n - 1 do jobRec[j] = recs[tonumber(ARGV[JOB0 + j * JOB_FIELDS + J_RECORD])] end
 

@@ -53,6 +53,16 @@ local function enterLane(lane, prio, member)
   laneGotJobs(lane)
 end
 
+-- Puts a whole run of ready members of one lane into a batch that holds nothing yet, as n
+-- enterLane calls would: entries is a flat score, member list (add.lua's plain path).
+local function batchLaneRun(lane, entries, prio)
+  local n = #entries / 2
+  laneBatch.lanes[lane] = entries
+  laneBatch.order[1] = lane
+  laneBatch.ready = n
+  if prio > 0 then laneBatch.readyP = n end
+end
+
 -- Lanes a batch admits or forgets are handed to multi-argument commands in chunks of this many
 -- (Lua's unpack takes at most a few thousand values).
 local LANE_CHUNK = 500

@@ -25,6 +25,30 @@ end
 -- createJob; grouped with its neighbours by emitJob in lib/common.lua).
 local THEN_WAITING = { 'then', 'waiting', inherit = true }
 
+-- The hash fields of a new job before its state (see createJob), as a list and its length.
+-- Fields at their default are left out (opts '', prio 0, the default lane, att, made, delay 0;
+-- retention '' = the defaults in lib/retention.lua): every reader treats an absent field as its
+-- default, and a smaller hash is cheaper to write and to keep. (Built with an index rather than
+-- a helper closure: this runs once per job of a bulk add.)
+local function jobFields(j, now)
+  local h = { 'name', j.name, 'data', j.data, 'ts', j.ts or msString(now) }
+  local n = 6
+  if j.opts and j.opts ~= '' then h[n + 1], h[n + 2], n = 'opts', j.opts, n + 2 end
+  if j.prio and j.prio ~= 0 then h[n + 1], h[n + 2], n = 'prio', string.format('%d', j.prio), n + 2 end
+  if j.lane ~= DEFAULT_LANE then h[n + 1], h[n + 2], n = 'lane', j.lane, n + 2 end
+  if j.delay > 0 then h[n + 1], h[n + 2], n = 'delay', string.format('%d', j.delay), n + 2 end
+  if j.kc ~= '' then h[n + 1], h[n + 2], n = 'kc', j.kc, n + 2 end
+  if j.ka ~= '' and j.ka ~= '0' then h[n + 1], h[n + 2], n = 'ka', j.ka, n + 2 end
+  if j.kfc ~= '' then h[n + 1], h[n + 2], n = 'kfc', j.kfc, n + 2 end
+  if j.kfa ~= '' and j.kfa ~= '0' then h[n + 1], h[n + 2], n = 'kfa', j.kfa, n + 2 end
+  if j.lifo == '1' then h[n + 1], h[n + 2], n = 'lifo', '1', n + 2 end
+  if j.extra then
+    for i = 1, #j.extra do h[n + i] = j.extra[i] end
+    n = n + #j.extra
+  end
+  return h, n
+end
+
 -- Creates job j, which must not exist:
 --   j = { id, name, data, opts, prio (number), lane, delay (number, ms), lifo ('1'/'0'),
 --         kc, ka, kfc, kfa, extra (flat field/value list of more hash fields, or nil),
@@ -35,29 +59,8 @@ local THEN_WAITING = { 'then', 'waiting', inherit = true }
 -- The whole hash, state and stamp included, is written with one HSET.
 local function createJob(j, now)
   local jk = K.jobBase .. j.id
-  -- Fields at their default are left out (opts '', prio 0, the default lane, att, made, delay 0;
-  -- retention '' = the defaults in lib/retention.lua): every reader treats an absent field as its default, and a smaller hash
-  -- is cheaper to write and to keep.
-  -- (Built with an index rather than a helper closure: this runs once per job of a bulk add.)
-  local h = { 'name', j.name, 'data', j.data, 'ts', j.ts or msString(now) }
-  local n = 6
-  if j.opts and j.opts ~= '' then h[n + 1], h[n + 2], n = 'opts', j.opts, n + 2 end
-  if j.prio and j.prio ~= 0 then h[n + 1], h[n + 2], n = 'prio', string.format('%d', j.prio), n + 2 end
-  if j.lane ~= DEFAULT_LANE then h[n + 1], h[n + 2], n = 'lane', j.lane, n + 2 end
-  local delayStr = '0'
-  if j.delay > 0 then
-    delayStr = string.format('%d', j.delay)
-    h[n + 1], h[n + 2], n = 'delay', delayStr, n + 2
-  end
-  if j.kc ~= '' then h[n + 1], h[n + 2], n = 'kc', j.kc, n + 2 end
-  if j.ka ~= '' and j.ka ~= '0' then h[n + 1], h[n + 2], n = 'ka', j.ka, n + 2 end
-  if j.kfc ~= '' then h[n + 1], h[n + 2], n = 'kfc', j.kfc, n + 2 end
-  if j.kfa ~= '' and j.kfa ~= '0' then h[n + 1], h[n + 2], n = 'kfa', j.kfa, n + 2 end
-  if j.lifo == '1' then h[n + 1], h[n + 2], n = 'lifo', '1', n + 2 end
-  if j.extra then
-    for i = 1, #j.extra do h[n + i] = j.extra[i] end
-    n = n + #j.extra
-  end
+  local h, n = jobFields(j, now)
+  local delayStr = j.delay > 0 and string.format('%d', j.delay) or '0'
   local state, stamp
   if j.held > 0 then
     state = 'h'
