@@ -1,0 +1,73 @@
+// add.lua has a plain path (one option record, generated ids, one lane, ready, FIFO) beside its
+// general one. Both must store the same bytes: the same job runs through each and the hashes,
+// lane entries, counters and events are compared.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Queue, type JobsOptions } from '../src/index.js';
+import { client, keysOf, qname, redisUrl } from './helpers.js';
+
+type Bulk = { name: string; data: unknown; opts?: JobsOptions }[];
+
+const OPTION_SETS: JobsOptions[] = [
+  {},
+  { priority: 7 },
+  { lane: 'tenant-a' } as JobsOptions,
+  { priority: 3, lane: 'b', removeOnComplete: 5, removeOnFail: { count: 2, age: 60 } } as JobsOptions,
+  { removeOnComplete: false, timestamp: 1_700_000_000_000, attempts: 3, backoff: { type: 'fixed', delay: 10 } },
+];
+
+describe('add: the plain path stores what the general path stores', () => {
+  const queues: Queue[] = [];
+  afterEach(async () => {
+    for (const q of queues.splice(0)) await q.obliterate({ force: true }).then(() => q.close());
+  });
+
+  for (const [i, opts] of OPTION_SETS.entries()) {
+    it(`option set ${i}: ${JSON.stringify(opts)}`, async () => {
+      const redis = client();
+      const qa = new Queue(qname('plain'), { connection: redisUrl() });
+      const qb = new Queue(qname('general'), { connection: redisUrl() });
+      queues.push(qa, qb);
+      const jobs: Bulk = [
+        { name: 'n1', data: { x: 1 }, opts },
+        { name: 'n2', data: 'two', opts },
+      ];
+      // The plain path: every job has a generated id and the same options.
+      const a = await qa.addBulk(jobs);
+      // The general path: the same two jobs, then one with a custom id in the same call.
+      const b = await qb.addBulk([...jobs, { name: 'n3', data: 3, opts: { ...opts, jobId: 'custom' } }]);
+      expect(a.map((j) => j.id)).toEqual(['1', '2']);
+      expect(b.map((j) => j.id)).toEqual(['1', '2', 'custom']);
+      const ka = keysOf(qa.name), kb = keysOf(qb.name);
+      for (const id of ['1', '2']) {
+        const ha = await redis.hgetall(`${ka.jobBase}${id}`);
+        const hb = await redis.hgetall(`${kb.jobBase}${id}`);
+        // The stored timestamp is the Redis clock unless given: compare its presence only then.
+        if (!opts.timestamp) {
+          expect(Math.abs(Number(ha.ts) - Number(hb.ts))).toBeLessThan(5000);
+          ha.ts = hb.ts = '';
+        }
+        expect(Object.keys(ha)).toEqual(Object.keys(hb)); // same fields, same order
+        expect(ha).toEqual(hb);
+      }
+      const lane = (opts as { lane?: string }).lane ?? 'default';
+      const ma = await redis.zrange(`${ka.laneBase}${lane}`, 0, -1, 'WITHSCORES');
+      const mb = await redis.zrange(`${kb.laneBase}${lane}`, 0, -1, 'WITHSCORES');
+      expect(ma).toEqual(mb.slice(0, 4));
+      const meta = ['id', 'seq', 'ready', 'readyP', 'lv'];
+      const metaA = await redis.hmget(ka.meta, ...meta);
+      const metaB = await redis.hmget(kb.meta, ...meta);
+      expect(metaA[0]).toBe('2');
+      expect(metaA[1]).toBe('2');
+      expect(metaA.slice(2)).toEqual([String(2), opts.priority ? '2' : null, '1']);
+      expect(metaB.slice(2)).toEqual([String(3), opts.priority ? '3' : null, '1']);
+      expect(await redis.lrange(ka.ring, 0, -1)).toEqual(await redis.lrange(kb.ring, 0, -1));
+      expect(await redis.llen(ka.wake)).toBe(1);
+      // Events: the plain call's entries equal the general call's for its first two jobs.
+      const ea = (await redis.xrange(ka.events, '-', '+')).map(([, f]) => f);
+      const eb = (await redis.xrange(kb.events, '-', '+')).map(([, f]) => f);
+      expect(ea.length).toBe(1);
+      expect(eb[0].slice(0, ea[0].length)).toEqual(ea[0]);
+      redis.disconnect();
+    });
+  }
+});
