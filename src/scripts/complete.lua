@@ -53,8 +53,10 @@ local now = nowMs()
 local function rerun(rec)
   local claimed = {}
   local got = onceClaimed(rec.j, claimed)
-  local head = { got, -1, #rec.c }
-  for i = 1, #rec.c do head[#head + 1] = rec.c[i] end
+  -- c: the codes, or their count when every job completed.
+  local codes = rec.c
+  local head = { got, -1, type(codes) == 'number' and codes or #codes }
+  for i = 1, head[3] do head[#head + 1] = type(codes) == 'number' and 1 or codes[i] end
   for i = 1, #claimed do head[#head + 1] = claimed[i] end
   return head
 end
@@ -152,5 +154,8 @@ local head = { got, nextAt, m }
 for i = 1, m do head[#head + 1] = codes[i] end
 for i = 1, #out do head[#head + 1] = out[i] end
 -- A call that settled nothing changed nothing: its rerun answers the same.
-if #finished > 0 then onceRecord({ c = codes, j = onceClaimPairs(out, 1, claimTrack) }) end
+-- The codes are recorded as their count when all are 1: cjson formats each number with %.14g.
+if #finished > 0 and onceKey then
+  onceRecord({ c = #finished == m and m or codes, j = onceClaimPairs(out, 1, claimTrack) })
+end
 return head

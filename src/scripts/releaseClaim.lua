@@ -10,12 +10,13 @@
 -- Events: waiting (jobId, prev 'active') per job handed back.
 --!include lib/common.lua
 --!include lib/lanes.lua
+--!include lib/once.lua
 
 local released = {}
 for r = 1, #ARGV do
   local raw = redis.call('GET', K.reqBase .. ARGV[r])
   local rec = raw and cjson.decode(raw)
-  local pairs_ = rec and rec.j or {}
+  local pairs_ = oncePairList(rec and rec.j)
   for i = 1, #pairs_, 2 do
     local id, att = pairs_[i], pairs_[i + 1]
     local jk = K.jobBase .. id

@@ -51,10 +51,38 @@ local function onceRecord(t)
   if onceKey then redis.call('SET', onceKey, cjson.encode(t), 'PX', ONCE_WINDOW_MS) end
 end
 
+-- The (id, attempt) pairs of a claim's reply list out ({id, fields, ...}) from start on, with
+-- the attempts activate tracked (claimTrack, lib/claim.lua) in the same order, as recorded: one
+-- string of space-separated ids and attempts when no id holds a space (the usual case; cjson
+-- encodes one string for a fraction of what a list costs it), else the list.
+local function onceClaimPairs(out, start, atts)
+  local p = {}
+  local k = 0
+  local plain = true
+  for i = start, #out, 2 do
+    k = k + 1
+    local id = out[i]
+    if plain and string.find(id, ' ', 1, true) then plain = false end
+    p[#p + 1] = id
+    p[#p + 1] = atts[k]
+  end
+  if plain then return table.concat(p, ' ') end
+  return p
+end
+
+-- A record's pairs (its j, in either form of onceClaimPairs) as a list.
+local function oncePairList(j)
+  if type(j) ~= 'string' then return j or {} end
+  local p = {}
+  for w in string.gmatch(j, '[^ ]+') do p[#p + 1] = w end
+  return p
+end
+
 -- A rerun's claimed jobs: those of the recorded (id, attempt) pairs that are still active
 -- under that attempt, appended to out as {id, fields} as the claim replied them (no st, sq);
 -- jobs since settled, recovered or released are left out. Returns how many.
-local function onceClaimed(pairs, out)
+local function onceClaimed(j, out)
+  local pairs = oncePairList(j)
   local got = 0
   for i = 1, #pairs, 2 do
     local id, att = pairs[i], pairs[i + 1]
@@ -75,17 +103,4 @@ local function onceClaimed(pairs, out)
     end
   end
   return got
-end
-
--- The (id, attempt) pairs of a claim's reply list out ({id, fields, ...}) from start on, with
--- the attempts activate tracked (claimTrack, lib/claim.lua) in the same order.
-local function onceClaimPairs(out, start, atts)
-  local p = {}
-  local k = 0
-  for i = start, #out, 2 do
-    k = k + 1
-    p[#p + 1] = out[i]
-    p[#p + 1] = atts[k]
-  end
-  return p
 end
