@@ -46,18 +46,28 @@ local function recordFinished(setKey, id, keepCount, keepAgeMs, now)
 end
 
 -- Settling several jobs in one call (complete.lua) records each and trims once per distinct
--- retention: TRIM_BATCH more than the jobs recorded under it, so the set still converges.
--- trims: a table the caller starts empty and passes to flushTrims after its loop.
+-- retention: TRIM_BATCH more than the jobs recorded under it, so the set still converges. Jobs
+-- that keep no record are deleted together, with one DEL. trims: a table the caller starts
+-- empty ({}) and passes to flushTrims after its loop.
 local function recordFinishedLater(setKey, id, keepCount, keepAgeMs, now, nowStr, trims)
   if keepCount == 0 then
-    deleteJob(id)
+    local gone = trims.gone
+    if gone then gone[#gone + 1] = id else trims.gone = { id } end
     return
   end
   redis.call('ZADD', setKey, nowStr, id)
-  local rule = keepCount .. ':' .. keepAgeMs
-  local t = trims[rule]
-  if t then t.n = t.n + 1 else trims[rule] = { count = keepCount, age = keepAgeMs, n = 1 } end
+  -- Rules keyed by count, then age: numbers as keys, no string made per job.
+  local rules = trims.rules
+  if not rules then rules = {}; trims.rules = rules end
+  local byAge = rules[keepCount]
+  if not byAge then byAge = {}; rules[keepCount] = byAge end
+  local t = byAge[keepAgeMs]
+  if t then t.n = t.n + 1 else byAge[keepAgeMs] = { count = keepCount, age = keepAgeMs, n = 1 } end
 end
 local function flushTrims(setKey, trims, now)
-  for _, t in pairs(trims) do trimFinished(setKey, t.count, t.age, now, TRIM_BATCH + t.n) end
+  if trims.gone then deleteJobs(trims.gone) end
+  if not trims.rules then return end
+  for _, byAge in pairs(trims.rules) do
+    for _, t in pairs(byAge) do trimFinished(setKey, t.count, t.age, now, TRIM_BATCH + t.n) end
+  end
 end
