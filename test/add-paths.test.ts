@@ -2,16 +2,16 @@
 // general one. Both must store the same bytes: the same job runs through each and the hashes,
 // lane entries, counters and events are compared.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue, type JobsOptions } from '../src/index.js';
+import { Queue, type JobOptions } from '../src/index.js';
 import { client, keysOf, qname, redisUrl } from './helpers.js';
 
-type Bulk = { name: string; data: unknown; opts?: JobsOptions }[];
+type Bulk = { name: string; data: unknown; opts?: JobOptions }[];
 
-const OPTION_SETS: JobsOptions[] = [
+const OPTION_SETS: JobOptions[] = [
   {},
   { priority: 7 },
-  { lane: 'tenant-a' } as JobsOptions,
-  { priority: 3, lane: 'b', removeOnComplete: 5, removeOnFail: { count: 2, age: 60 } } as JobsOptions,
+  { lane: 'tenant-a' } as JobOptions,
+  { priority: 3, lane: 'b', removeOnComplete: 5, removeOnFail: { count: 2, age: 60 } } as JobOptions,
   { removeOnComplete: false, timestamp: 1_700_000_000_000, attempts: 3, backoff: { type: 'fixed', delay: 10 } },
 ];
 

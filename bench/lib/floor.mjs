@@ -355,7 +355,7 @@ export const echomqDirect = {
   name: 'echomq scripts',
   async open(url, queueName) {
     const { Queue } = await import(ECHOMQ_MODULE);
-    const { scripts } = await import(new URL('./scripts/index.js', ECHOMQ_MODULE).href);
+    const { scripts, settleHint } = await import(new URL('./scripts/index.js', ECHOMQ_MODULE).href);
     const queue = new Queue(queueName, { connection: url });
     await queue.client.ping();
     if (queue.setup) await queue.setup; // whatever Queue.add would wait for first
@@ -374,7 +374,7 @@ export const echomqDirect = {
         const tokens = (reply) => reply.jobs.map((j) => {
           let att = '1';
           for (let i = 0; i < j.fields.length; i += 2) if (j.fields[i] === 'att') att = j.fields[i + 1];
-          return { id: j.id, token: att };
+          return { id: j.id, token: att, claimed: settleHint(j.fields) };
         });
         const loop = settleLoop({
           concurrency,
@@ -383,7 +383,7 @@ export const echomqDirect = {
           claim: async (n) => tokens(await scripts.claim(wctx, { count: n, leaseMs: LEASE_MS })),
           async settle(batch, fetch) {
             const r = await scripts.completeMany(wctx, {
-              jobs: batch.map((j) => ({ id: j.id, token: j.token, returnValue: 'null' })),
+              jobs: batch.map((j) => ({ id: j.id, token: j.token, returnValue: 'null', claimed: j.claimed })),
               fetch, leaseMs: LEASE_MS, maxEventValueBytes: MAX_EVENT_VALUE,
             });
             return { codes: r.codes, jobs: tokens(r) };

@@ -121,7 +121,7 @@ class JobMoves:
         rv = codec.dumps(return_value, "return_value", self.queue.maxPayloadBytes)
         w = self._worker()
         name = (w.opts.get("name") or "") if w is not None else ""
-        args: List[Any] = [1 if fetch else 0, self._lease(), _MAX_EVENT_VALUE, owner, 0, "", "", name,
+        args: List[Any] = [1 if fetch else 0, self._lease(), _MAX_EVENT_VALUE, owner, 0, "", "", name, 3,
                            str(self.id), self._fence(), rv]
         r = await self.queue.runner.call_once("complete", args, "complete")
         m = int(r[2])

@@ -101,14 +101,17 @@ async def claim(run: Runner, count: int, lease_ms: int, name: str = "", request_
     return ClaimReply(_claimed(r, 2), int(r[1]))
 
 
-async def complete_many(run: Runner, jobs: Sequence[Tuple[str, str, str]], fetch: int, lease_ms: int,
+async def complete_many(run: Runner, jobs: Sequence[Tuple[str, ...]], fetch: int, lease_ms: int,
                         max_event_bytes: int, keep: Optional[Tuple[int, int]] = None, name: str = "",
                         request_id: Optional[str] = None) -> ClaimReply:
-    """jobs: (id, token, returnvalue JSON). codes[i] per job: 1 completed, or a negative code."""
+    """jobs: (id, token, returnvalue JSON), or those and the job's lane, kc, ka and made as its claim
+    reply gave them ('' when absent): the script then reads fewer fields. codes[i] per job: 1
+    completed, or a negative code."""
+    per_job = 7 if jobs and all(len(j) == 7 for j in jobs) else 3
     args: List[Any] = [fetch, lease_ms, max_event_bytes, "", 0,
-                       "" if keep is None else keep[0], "" if keep is None else keep[1], name]
-    for jid, tok, rv in jobs:
-        args += [jid, tok, rv]
+                       "" if keep is None else keep[0], "" if keep is None else keep[1], name, per_job]
+    for j in jobs:
+        args += j[:per_job]
     r = await run.call_once("complete", args, "complete", request_id)
     m = int(r[2])
     codes = [int(x) for x in r[3:3 + m]]

@@ -65,13 +65,15 @@ STEP_ERRORS = (WaitingChildrenError, DelayedError, WaitingError)
 
 
 class _Run:
-    __slots__ = ("job", "token", "controller", "task")
+    __slots__ = ("job", "token", "controller", "task", "claimed")
 
     def __init__(self, job: Job, token: str, controller: Optional[AbortController]) -> None:
         self.job = job
         self.token = token
         self.controller = controller
         self.task: Optional[asyncio.Task] = None
+        # lane, kc, ka, made of the claim reply: the completing settle sends them (docs/protocol.md).
+        self.claimed: Tuple[str, str, str, str] = ("", "", "", "")
 
 
 class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
@@ -231,6 +233,8 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
             job.token = token
             controller = AbortController() if self._wants_signal else None
             run = _Run(job, token, controller)
+            f = c.fields
+            run.claimed = (f.get("lane", ""), f.get("kc", ""), f.get("ka", ""), f.get("made", ""))
             self._runs[c.id] = run
             run.task = asyncio.ensure_future(self._process(run))
             self.emit("active", job, "waiting")
@@ -335,7 +339,7 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
         fetch = self._fetch(len(batch))
         self._settling += len(batch)
         rid = self.runner.request_id()  # one logical call: every retry sends the same id
-        settled = [(r.job.id, r.token, rv) for r, rv, _ in batch]
+        settled = [(r.job.id, r.token, rv, *r.claimed) for r, rv, _ in batch]
         try:
             reply = await self._retrying(lambda: scripts.complete_many(
                 self.runner, settled, fetch, self.opts["lockDuration"],

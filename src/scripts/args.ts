@@ -4,6 +4,7 @@
  * one another.
  */
 import type { FailurePolicy } from '../core/options.js';
+import { JobField } from '../core/fields.js';
 
 /**
  * BullMQ's `parent` option of Queue.add, resolved for the add script: the parent's id, its
@@ -68,6 +69,25 @@ export interface AddReply {
 export interface ClaimedJob {
   id: string;
   fields: string[];
+}
+
+/**
+ * What a settle may take from a job's claim reply instead of reading it again: lane, kc, ka and
+ * made as the reply gave them ('' when absent). None of them changes while the job is active.
+ */
+export type SettleHint = readonly [lane: string, keepCount: string, keepAge: string, made: string];
+
+/** The settle hint of a claimed job's field list (one pass over it). */
+export function settleHint(fields: readonly string[]): SettleHint {
+  let lane = '', kc = '', ka = '', made = '';
+  for (let i = 0; i < fields.length; i += 2) {
+    const f = fields[i];
+    if (f === JobField.lane) lane = fields[i + 1]!;
+    else if (f === JobField.keepCompletedCount) kc = fields[i + 1]!;
+    else if (f === JobField.keepCompletedAge) ka = fields[i + 1]!;
+    else if (f === JobField.attemptsMade) made = fields[i + 1]!;
+  }
+  return [lane, kc, ka, made];
 }
 
 export interface ClaimReply {

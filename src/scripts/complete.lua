@@ -9,10 +9,14 @@
 --   [5] metrics data points (0 = the worker keeps no metrics; lib/metrics.lua),
 --   [6] the worker's removeOnComplete keep count for jobs without their own ('' = none: the
 --   default applies), [7] its keep age (ms; '' = none), [8] worker name for the claimed jobs' `pb` ('' = none),
---   then per settled job (at most 1000): [9 + 3i] job id, [10 + 3i] token (the job's att when
---   claimed), [11 + 3i] return value (JSON), then optionally one more: the request id
---   (lib/once.lua; present when (#ARGV - 8) mod 3 is 1): a rerun replies the first run's codes
---   and its claimed jobs still active under their attempt, and changes nothing
+--   [9] F, fields per settled job: 3, or 7 when the caller passes what it read from the claim
+--   reply (the fields that cannot change while the job is active under its attempt),
+--   then per settled job (at most 1000), from a = 10 + F * i: [a] job id, [a + 1] token (the
+--   job's att when claimed), [a + 2] return value (JSON), and with F = 7: [a + 3] lane, [a + 4]
+--   kc, [a + 5] ka, [a + 6] made, each as the claim reply gave it ('' when absent there);
+--   then optionally one more: the request id (lib/once.lua; present when (#ARGV - 9) mod F is
+--   1): a rerun replies the first run's codes and its claimed jobs still active under their
+--   attempt, and changes nothing
 -- Returns: {claimed, wakeInMs, m, code1..codem, id1, fields1, ...}: m settled jobs, each
 --   code 1 (completed) or an error code below, then the claimed jobs like claim.
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
@@ -37,9 +41,11 @@
 local MAX_SETTLE = 1000
 -- Shared fields of the completed events of a settle (emitJob in lib/common.lua).
 local PREV_ACTIVE = { 'prev', 'active' }
+local F = tonumber(ARGV[9])
+if F ~= 3 and F ~= 7 then return redis.error_reply('ERR complete: fields per job must be 3 or 7') end
 local rid
-if (#ARGV - 8) % 3 == 1 then rid = ARGV[#ARGV] end
-local m = math.floor((#ARGV - 8) / 3)
+if (#ARGV - 9) % F == 1 then rid = ARGV[#ARGV] end
+local m = math.floor((#ARGV - 9) / F)
 if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs per call') end
 local fetch, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxEv = tonumber(ARGV[3])
@@ -73,10 +79,23 @@ local finished = {} -- ids of settled jobs, removed from the active set with one
 local trims = {}
 
 for i = 0, m - 1 do
-  local id, token, rv = ARGV[9 + 3 * i], ARGV[10 + 3 * i], ARGV[11 + 3 * i]
+  local a = 10 + F * i
+  local id, token, rv = ARGV[a], ARGV[a + 1], ARGV[a + 2]
   local jk = K.jobBase .. id
-  local att, st, lane, keepCount, keepAge, made, parentId, pending, follower =
-    unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid', 'pend', 'dkn'), 1, 9)
+  local att, st, lane, keepCount, keepAge, made, parentId, pending, follower
+  if F == 7 then
+    -- The caller's copy from the claim: valid while the fence below holds (a job is active
+    -- under one attempt only, and nothing rewrites these fields of an active job).
+    att, st, parentId, pending, follower = unpack(redis.call('HMGET', jk, 'att', 'st', 'pid', 'pend', 'dkn'), 1, 5)
+    lane, keepCount, keepAge, made = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]
+    if lane == '' then lane = nil end
+    if keepCount == '' then keepCount = nil end
+    if keepAge == '' then keepAge = nil end
+    if made == '' then made = nil end
+  else
+    att, st, lane, keepCount, keepAge, made, parentId, pending, follower =
+      unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid', 'pend', 'dkn'), 1, 9)
+  end
   local code = 1
   if owner then
     code = holderCode(jk, att, st, owner, token) -- manual processing (lib/lock.lua)

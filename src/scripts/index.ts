@@ -3,7 +3,7 @@
  * `-- KEYS:` header picks which) and named arguments, and returns a parsed reply.
  */
 import { keepArgs } from '../core/options.js';
-import type { AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs } from './args.js';
+import type { AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs, SettleHint } from './args.js';
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
@@ -11,7 +11,8 @@ import { Code, InvalidStateError, JobNotFoundError } from '../core/errors.js';
 import { newRequestId, onceError } from './request-id.js';
 
 export type { ScriptContext } from './runner.js';
-export type { NewJobArgs, AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs } from './args.js';
+export type { NewJobArgs, AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs, SettleHint } from './args.js';
+export { settleHint } from './args.js';
 const call = bindScript;
 
 const raw = {
@@ -170,12 +171,18 @@ export const scripts = {
   async completeMany(
     ctx: ScriptContext,
     a: {
-      jobs: ReadonlyArray<{ id: string; token: string; returnValue: string }>; fetch: number; leaseMs: number; maxEventValueBytes: number;
-      owner?: string; metrics?: number; keep?: [number, number]; name?: string; requestId?: string;
+      jobs: ReadonlyArray<{ id: string; token: string; returnValue: string; claimed?: SettleHint }>; fetch: number; leaseMs: number;
+      maxEventValueBytes: number; owner?: string; metrics?: number; keep?: [number, number]; name?: string; requestId?: string;
     },
   ): Promise<ClaimReply & { codes: number[] }> {
-    const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes, a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? ''];
-    for (const j of a.jobs) args.push(j.id, j.token, j.returnValue);
+    // With every job's fields from its claim reply the script reads fewer fields per job.
+    const hinted = a.jobs.every((j) => j.claimed !== undefined);
+    const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes, a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '',
+      a.name ?? '', hinted ? 7 : 3];
+    for (const j of a.jobs) {
+      args.push(j.id, j.token, j.returnValue);
+      if (hinted) args.push(...j.claimed!);
+    }
     const rid = a.requestId ?? newRequestId(ctx.client);
     args.push(rid);
     const r = (await once('complete', rid, raw.complete(ctx, args))) as unknown[];

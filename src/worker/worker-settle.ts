@@ -135,7 +135,7 @@ export class Settler<R> {
     const fetch = this.host.refill(batch.length);
     let reply;
     try {
-      const jobs = batch.map((b) => ({ id: b.run.job.id, token: b.run.token, returnValue: b.json }));
+      const jobs = batch.map((b) => ({ id: b.run.job.id, token: b.run.token, returnValue: b.json, claimed: b.run.claimed }));
       reply = await this.once((requestId) => scripts.completeMany(this.host.ctx, {
         jobs, fetch, leaseMs: this.host.opts.lockDuration, maxEventValueBytes: this.host.maxEventValueBytes,
         metrics: this.host.opts.metrics, keep: this.host.opts.keepCompleted, name: this.host.opts.name, requestId,

@@ -6,7 +6,7 @@ import { StaleJobError, UnrecoverableError } from '../core/errors.js';
 import { Job, type JobContext } from '../job/job.js';
 import { repairSchedulers } from '../lifecycle/schedulers.js';
 import { drainOutbox, mayWriteOutbox } from '../job/flows.js';
-import { scripts } from '../scripts/index.js';
+import { scripts, type SettleHint } from '../scripts/index.js';
 
 /** A job the worker is running. */
 export interface Running {
@@ -24,6 +24,8 @@ export interface Running {
   settling?: boolean;
   /** Set by cancelJob: the reason the job's attempt fails with. */
   cancelled?: string;
+  /** Fields of its claim reply that its completing settle sends instead of having them read. */
+  claimed?: SettleHint;
 }
 
 /** Jobs the stall sweep recovers per script call, and calls per sweep. */

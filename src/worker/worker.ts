@@ -14,7 +14,7 @@ import {
 import { Job } from '../job/job.js';
 import { queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
-import { scripts, type ClaimedJob } from '../scripts/index.js';
+import { scripts, settleHint, type ClaimedJob } from '../scripts/index.js';
 import * as v from '../core/validate.js';
 import { traceProcess, tracingAvailable } from '../ops/tracing.js';
 import { advanceScheduler } from '../lifecycle/schedulers.js';
@@ -351,7 +351,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     const token = Job.tokenOf(job);
     job.token = token;
     if (this.opts.name !== undefined) job.processedBy = this.opts.name;
-    const run: Running = { job, token, ac: new AbortController(), lost: false };
+    const run: Running = { job, token, ac: new AbortController(), lost: false, claimed: settleHint(cj.fields) };
     this.running.set(job.id, run);
     this.hadWork = true;
     this.emit('active', job, 'waiting');
