@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, StaleJobError, type Job } from '../src/index.js';
 import { errorFromCode } from '../src/core/errors.js';
 import { scripts } from '../src/scripts/index.js';
-import { client, keysOf, qname, redisUrl, sleep, snapshot, waitFor } from './helpers.js';
+import { client, keysOf, qname, redisUrl, sleep, snapshot, waitFor, activeJobs } from './helpers.js';
 import { JobField } from '../src/core/fields.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/crash-worker.mjs', import.meta.url));
@@ -171,7 +171,7 @@ describe('core crash recovery', () => {
     expect(j.attemptsMade).toBe(1);
     expect(ran).toEqual([]);
     expect(failed).toEqual([job.id]);
-    expect(await redis.zcard(k.active)).toBe(0);
+    expect(await activeJobs(redis, k)).toBe(0);
     expect(await redis.hlen(k.lactive)).toBe(0);
   });
 });

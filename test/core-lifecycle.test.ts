@@ -8,7 +8,7 @@ import {
 } from '../src/index.js';
 import { Redis } from 'ioredis';
 import { scripts } from '../src/scripts/index.js';
-import { client, keysOf, qname, redisUrl, sleep, snapshot, waitFor } from './helpers.js';
+import { client, keysOf, qname, redisUrl, sleep, snapshot, waitFor, activeJobs } from './helpers.js';
 // @ts-expect-error plain ESM helper without types
 import { startRedisServer } from '../scripts/redis-server.mjs';
 import { JobField, MetaField } from '../src/core/fields.js';
@@ -534,7 +534,7 @@ describe('core lifecycle', () => {
     worker(q.name, async (job) => {
       if (job.data.fail) throw new Error('x');
     }, { concurrency: 50 });
-    const settled = () => waitFor(async () => (await redis.hget(k.meta, MetaField.ready)) === '0' && (await redis.zcard(k.active)) === 0);
+    const settled = () => waitFor(async () => (await redis.hget(k.meta, MetaField.ready)) === '0' && (await activeJobs(redis, k)) === 0);
     const run = async (jobs: Array<{ fail?: boolean; opts?: object }>) => {
       const added = await q.addBulk(jobs.map((j) => ({ name: 'r', data: { fail: !!j.fail }, opts: j.opts })));
       await settled();

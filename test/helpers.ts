@@ -30,6 +30,9 @@ export async function snapshot(c: Redis, keys: QueueKeys): Promise<Map<string, s
 
 export const keysOf = (name: string, prefix?: string): QueueKeys => queueKeys(name, prefix);
 
+/** Jobs in a queue's active set: its members below +inf (the sentinel is at +inf, layout 2). */
+export const activeJobs = (c: Redis, keys: QueueKeys): Promise<number> => c.zcount(keys.active, '-inf', '(+inf');
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Resolves when cond() is true, polling every 5 ms; rejects after timeoutMs. */

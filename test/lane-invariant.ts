@@ -11,6 +11,7 @@
  *  - meta `ready` equals the sum of the lane zset sizes and `readyP` the members with score > 0;
  *  - every ready member points at a job hash that agrees (st w, same lane, prio = score,
  *    member = sq + id), and every active id at a hash with st a;
+ *  - the active set, once it exists, ends with its sentinel member at +inf (layout 2);
  *  - the lane registry holds every lane that has ready or active jobs or any setting (it is what
  *    lanes.list and drain walk); with `registry: 'exact'` it holds nothing else either.
  *
@@ -20,6 +21,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { QueueKeys } from '../src/core/keys.js';
+import { ACTIVE_SENTINEL } from '../src/core/layout.js';
 
 // Read-only snapshot. KEYS: meta, ring, inring, lanes, lweight, llimit, lactive, lpaused, lrate,
 // rlwait, active. ARGV: laneBase, jobBase, then extra lane names found by SCAN.
@@ -51,7 +53,8 @@ for _, l in ipairs(lpaused) do add(l) end
 for l in pairs(lone) do add(l) end
 for i = 3, #ARGV do add(ARGV[i]) end
 local active = {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[11], 0, -1)) do
+-- Jobs only: the sentinel member sits at +inf (layout 2), and is read on its own below.
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[11], '-inf', '(+inf')) do
   local f = redis.call('HMGET', jobBase .. id, 'lane', 'st')
   active[#active + 1] = {id, f[1], f[2]}
   add(f[1])
@@ -79,7 +82,8 @@ for l in pairs(lone) do
   loneNames[#loneNames + 1] = l
   if redis.call('EXISTS', laneBase .. l) == 1 then loneWithSet[#loneWithSet + 1] = l end
 end
-return {ring, inring, registry, lweight, llimit, lactive, lpaused, lrate, rlwait, meta, active, lanes, loneNames, loneWithSet}
+local activeTop = redis.call('ZRANGE', KEYS[11], -1, -1, 'WITHSCORES')
+return {ring, inring, registry, lweight, llimit, lactive, lpaused, lrate, rlwait, meta, active, lanes, loneNames, loneWithSet, activeTop}
 `;
 
 type Nullable = string | null;
@@ -102,6 +106,8 @@ export interface LaneSnapshot {
   meta: { ready: number; readyP: number; groupLimit?: number };
   /** Every id in `active` with its job hash's lane and state (null when the hash is gone). */
   active: Array<{ id: string; lane: Nullable; st: Nullable }>;
+  /** The highest member of `active` and its score (null: no key): the sentinel once the key exists. */
+  activeTop: { member: string; score: string } | null;
   /** Ready jobs per lane, in service order: member, score and what the job hash says. */
   lanes: Map<string, Array<{ member: string; id: string; score: number; st: Nullable; lane: Nullable; prio: Nullable; sq: Nullable }>>;
 }
@@ -137,9 +143,9 @@ export async function readLaneState(c: Redis, keys: QueueKeys): Promise<LaneSnap
   const k = [keys.meta, keys.ring, keys.inring, keys.lanes, keys.lweight, keys.llimit, keys.lactive, keys.lpaused,
     keys.lrate, keys.rlwait, keys.active, keys.lone];
   const r = (await c.eval(SNAPSHOT, k.length, ...k, keys.laneBase, keys.jobBase, ...extra)) as unknown[];
-  const [ring, inring, registry, lweight, llimit, lactive, lpaused, lrate, rlwait, meta, active, lanes, lone, loneWithSet] = r as [
+  const [ring, inring, registry, lweight, llimit, lactive, lpaused, lrate, rlwait, meta, active, lanes, lone, loneWithSet, activeTop] = r as [
     string[], string[], string[], string[], string[], string[], string[], string[], string[], Nullable[],
-    Nullable[][], Array<[string, string[], Nullable[][]]>, string[], string[],
+    Nullable[][], Array<[string, string[], Nullable[][]]>, string[], string[], string[],
   ];
   const laneMap: LaneSnapshot['lanes'] = new Map();
   for (const [name, members, jobs] of lanes) {
@@ -166,6 +172,7 @@ export async function readLaneState(c: Redis, keys: QueueKeys): Promise<LaneSnap
     rlwait: numbers(pairs(rlwait)),
     meta: { ready: Number(meta[0] ?? 0), readyP: Number(meta[1] ?? 0), groupLimit: meta[2] === null ? undefined : Number(meta[2]) },
     active: active.map(([id, lane, st]) => ({ id: id as string, lane: st === null ? lane : (lane ?? 'default'), st })),
+    activeTop: activeTop.length === 0 ? null : { member: activeTop[0], score: activeTop[1] },
     lanes: laneMap,
   };
 }
@@ -198,6 +205,9 @@ export function laneViolations(s: LaneSnapshot, opts: { registry?: 'superset' | 
   const want = serviceableLanes(s);
   if (show(ringSet) !== show(want)) bad.push(`ring ${show(ringSet)} != serviceable ${show(want)}`);
 
+  if (s.activeTop && (s.activeTop.member !== ACTIVE_SENTINEL || s.activeTop.score !== 'inf')) {
+    bad.push(`active's last member is ${s.activeTop.member}@${s.activeTop.score}, not the sentinel at +inf`);
+  }
   const counted = new Map<string, number>();
   for (const a of s.active) {
     if (a.st !== 'a' || a.lane === null) bad.push(`active id ${a.id} has job st=${a.st} lane=${a.lane}`);

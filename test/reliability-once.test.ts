@@ -10,7 +10,7 @@ import { scripts } from '../src/scripts/index.js';
 import { MetaField } from '../src/core/fields.js';
 import { checkLaneInvariant } from './lane-invariant.js';
 import { FaultProxy, everyNth, firstK, randomly, transitionOf, type SeenCommand } from './fault-proxy.js';
-import { client, keysOf, qname, redisUrl, waitFor } from './helpers.js';
+import { client, keysOf, qname, redisUrl, waitFor, activeJobs } from './helpers.js';
 import { JobField } from '../src/core/fields.js';
 
 function target(): { host: string; port: number } {
@@ -142,7 +142,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     await worker.close();
     expect(await redis.zcard(k.failed)).toBe(0);
     expect(await redis.zcard(k.completed)).toBe(300);
-    expect(await redis.zcard(k.active)).toBe(0);
+    expect(await activeJobs(redis, k)).toBe(0);
     expect(runs.size).toBe(300);
     expect([...runs.values()].filter((n) => n > 1)).toEqual([]);
     for (const id of await redis.zrange(k.completed, 0, -1)) {
@@ -179,11 +179,11 @@ describe('applied once: lost replies through a fault proxy', () => {
     expect(err).toBeInstanceOf(RequestOutcomeUnknownError);
     expect((err as RequestOutcomeUnknownError).requestId).toBe('test-claim-1');
     expect((err as Error).message).toContain('test-claim-1');
-    expect(await redis.zcard(k.active)).toBe(3); // it ran: three jobs active, nobody runs them
+    expect(await activeJobs(redis, k)).toBe(3); // it ran: three jobs active, nobody runs them
     p.policy = () => false;
     const direct = { client: redis, keys: k };
     expect((await scripts.releaseClaims(direct, ['test-claim-1'])).sort()).toEqual(added.slice(0, 3).map((j) => j.id).sort());
-    expect(await redis.zcard(k.active)).toBe(0);
+    expect(await activeJobs(redis, k)).toBe(0);
     expect(await redis.hget(k.meta, MetaField.releasedClaims)).toBe('3');
     for (const j of added.slice(0, 3)) expect(await redis.hget(k.jobBase + j.id, JobField.stalledCounter)).toBe(null);
     expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker } from '../src/index.js';
 import { checkLaneInvariant } from './lane-invariant.js';
-import { keysOf, qname, sleep, waitFor } from './helpers.js';
+import { keysOf, qname, sleep, waitFor, activeJobs } from './helpers.js';
 // @ts-expect-error plain ESM helper without types
 import { startRedisServer, freePort } from '../scripts/redis-server.mjs';
 import { JobField } from '../src/core/fields.js';
@@ -140,7 +140,7 @@ describe('reliability: Redis killed with SIGKILL and restarted (AOF, fsync alway
     // is drained first: a duplicate of a generated-id add whose reply was lost, see
     // docs/reliability.md, may still be completing after every acknowledged job did.)
     expect(new Set(acked).size).toBe(acked.length);
-    await waitFor(async () => (await queue.count()) === 0 && (await check.zcard(k.active)) === 0, 20_000, 'queue to empty');
+    await waitFor(async () => (await queue.count()) === 0 && (await activeJobs(check, k)) === 0, 20_000, 'queue to empty');
     const completed = new Set(await check.zrange(k.completed, 0, -1));
     for (const id of acked) expect(completed.has(id)).toBe(true);
     const counts = await queue.getJobCounts();

@@ -37,7 +37,7 @@ describe('script registry', () => {
     for (const f of sourceFiles(SRC)) {
       const text = readFileSync(f, 'utf8');
       if (!/from '(?:\.\.\/scripts|\.)\/runner\.js'/.test(text)) continue;
-      for (const m of text.matchAll(/\b(?:bindScript|call)\('([A-Za-z]\w*)'\)/g)) bound.push(m[1]!);
+      for (const m of text.matchAll(/\b(?:bindScript|call)\('([A-Za-z]\w*)'(?:, \{[^)]*\})?\)/g)) bound.push(m[1]!);
     }
     expect(new Set(bound).size).toBe(bound.length);
     expect([...bound].sort()).toEqual(files);

@@ -23,6 +23,10 @@ class ValidationTypeError(ValidationError, TypeError):
     """Bad input of the wrong type (a value JSON cannot carry: bytes, set, datetime, NaN...)."""
 
 
+# The stored layout version that upgradeLayout.lua upgrades (UPGRADES_FROM in src/core/layout.ts).
+UPGRADES_FROM = 1
+
+
 class IncompatibleLayoutError(EchoMQError):
     """The queue is stored in a layout version this client does not read."""
 
@@ -30,8 +34,11 @@ class IncompatibleLayoutError(EchoMQError):
         self.queue = queue
         self.got = got
         self.version = version
+        # Layout 1 has an upgrade: say how, as the Node client does.
+        how = (f"; upgrade it with queue.upgradeLayout() or `echomq upgrade-layout {queue}`"
+               if str(got) == str(UPGRADES_FROM) else "")
         super().__init__(
-            f"queue {queue} is stored in layout version {got}; this echomq reads layout version {version}")
+            f"queue {queue} is stored in layout version {got}; this echomq reads layout version {version}{how}")
 
 
 class UnrecoverableError(Exception):

@@ -11,6 +11,12 @@ from typing import Dict, Optional
 
 DEFAULT_PREFIX = "emq"
 
+# The active set's sentinel (layout 2; ACTIVE_SENTINEL in src/core/layout.ts and lib/common.lua):
+# a member at score +inf, longer than zset-max-listpack-value, so Redis keeps `active` a
+# skiplist. It is no job: readers count and range `active` between ACTIVE_BELOW's bounds.
+ACTIVE_SENTINEL = "~" * 72
+ACTIVE_BELOW = ("-inf", "(+inf")
+
 _FIXED = (
     "meta", "ring", "inring", "lone", "lanes", "lweight", "llimit", "lactive", "lpaused", "lrate",
     "lcfg", "rlwait", "active", "delayed", "completed", "failed", "events", "rate", "wake",

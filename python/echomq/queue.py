@@ -11,7 +11,7 @@ from .connection import check_layout, close_client, open_client
 from .errors import ValidationError
 from .event_emitter import EventEmitter
 from .job import Job, state_name
-from .keys import DEFAULT_PREFIX, QueueKeys
+from .keys import ACTIVE_BELOW, DEFAULT_PREFIX, QueueKeys
 from .lanes import Lanes
 from .queue_maintenance import QueueMaintenance
 from .job_scheduler import QueueSchedulers
@@ -219,7 +219,9 @@ class Queue(QueueSettings, QueueMaintenance, QueueSchedulers, QueueParent, Queue
         p = self.client.pipeline(transaction=False)
         p.hmget(self.keys.meta, ["ready", "readyP"])
         for t in types:
-            if t in _SETS:
+            if t == "active":  # its jobs: the sentinel at +inf is none (keys.ACTIVE_SENTINEL)
+                p.zcount(self.keys.active, *ACTIVE_BELOW)
+            elif t in _SETS:
                 p.zcard(self.keys[_SETS[t]])
         r = codec.text(await p.execute())
         ready, ready_p = (int(x or 0) for x in r[0])
@@ -306,7 +308,24 @@ class Queue(QueueSettings, QueueMaintenance, QueueSchedulers, QueueParent, Queue
         if t == "paused":
             return []
         key = self.keys[_SETS[t]]
+        if t == "active":
+            return await self._active_range(start, end, asc)
         got = await (self.client.zrange(key, start, end) if asc else self.client.zrevrange(key, start, end))
+        return codec.text(got)
+
+    async def _active_range(self, start: int, end: int, asc: bool) -> List[str]:
+        """A rank window of the active jobs, read by score below +inf so the sentinel is never one
+        of them: the same ids at the same ranks as a ZRANGE of the jobs alone."""
+        k = self.keys.active
+        if start < 0 or end < 0:
+            n = int(await self.client.zcount(k, *ACTIVE_BELOW))
+            start = max(0, n + start) if start < 0 else start
+            end = n + end if end < 0 else end
+        if start > end:
+            return []
+        lo, hi = ACTIVE_BELOW
+        got = await (self.client.zrangebyscore(k, lo, hi, start=start, num=end - start + 1) if asc
+                     else self.client.zrevrangebyscore(k, hi, lo, start=start, num=end - start + 1))
         return codec.text(got)
 
     async def getJobs(self, types: Any = None, start: int = 0, end: int = -1, asc: bool = False) -> List[Job]:

@@ -12,8 +12,9 @@ from . import codec
 from . import scripts
 from . import validate as v
 from .connection import redis_now_ms
-from .errors import ActiveJobsError, EchoMQError
-from .keys import QueueKeys, parse_job_key
+from .errors import ActiveJobsError, EchoMQError, IncompatibleLayoutError
+from .keys import ACTIVE_BELOW, QueueKeys, parse_job_key
+from .library import code, library
 from .outbox import drain_all
 
 _MOVE_BATCH = 500
@@ -162,7 +163,7 @@ class QueueMaintenance:
         (then nothing changes): "Cannot obliterate queue with active jobs"."""
         f = v.boolean("force", force)
         await self.waitUntilReady()
-        if not f and int(await self.client.zcard(self.keys.active)) > 0:
+        if not f and int(await self.client.zcount(self.keys.active, *ACTIVE_BELOW)) > 0:  # not the sentinel
             raise ActiveJobsError("obliterate")
         was_paused = await self.isPaused()
         await self.pause()
@@ -175,6 +176,21 @@ class QueueMaintenance:
             if int(r[1]) == 1:
                 return
             await drain_all(self.client, self.keys)
+
+    async def upgradeLayout(self, dryRun: bool = False) -> int:
+        """Moves a queue stored in layout version 1 to this echomq's layout (2: the active set's
+        sentinel, docs/protocol.md "Versions") in one atomic call, and returns the version stored
+        before (0: none; a queue already in it is left alone). It skips the layout check that
+        refuses such a queue (that is its point): stop the older clients first. dryRun only
+        reports. IncompatibleLayoutError for a version it cannot upgrade from."""
+        dry = v.boolean("dryRun", dryRun)
+        r = int(await self.runner.call("upgradeLayout", ["0" if dry else "1"]))
+        if r == code("UNKNOWN_LAYOUT"):
+            stored = codec.text(await self.client.hget(self.keys.meta, "lv"))
+            raise IncompatibleLayoutError(self.name, stored, library().layout_version)
+        if not dry:
+            self._ready = None  # the next write checks the layout again, and goes ahead
+        return r
 
     async def trimEvents(self, maxLength: int) -> int:
         n = v.non_negative_int("maxLength", maxLength)

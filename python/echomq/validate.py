@@ -8,6 +8,7 @@ import re
 from typing import Any, Dict, Mapping, NoReturn, Optional
 
 from .errors import ValidationError, ValidationTypeError
+from .keys import ACTIVE_SENTINEL
 
 MAX_PRIORITY = 2_097_151
 MAX_NAME_LENGTH = 1024
@@ -126,6 +127,8 @@ def job_id(value: Any, field: str = "jobId") -> str:
     if _js_parse_int(i) == i:
         fail(field, "a non-empty string that is not an integer (integers are generated ids)", value,
              "Custom Id cannot be integers")
+    if i == ACTIVE_SENTINEL:  # a job of that id would take over the active set's sentinel
+        fail(field, 'not the active set\'s sentinel (72 "~")', value)
     return i
 
 

@@ -4,8 +4,10 @@ from echomq.keys import QueueKeys
 from echomq.library import library
 
 USED = ("add", "claim", "complete", "fail", "extendLeases", "recover", "progress", "addLog", "updateData", "pause",
-        "pauseLane", "setLane", "retry", "remove", "promote", "changePriority", "moveToWait", "advanceScheduler")
-CODES = ("NOT_FOUND", "STALE", "BAD_STATE", "ACTIVE_JOBS", "GROUP_FULL", "LOCK_MISMATCH", "PENDING_DEPENDENCIES")
+        "pauseLane", "setLane", "retry", "remove", "promote", "changePriority", "moveToWait", "advanceScheduler",
+        "upgradeLayout")
+CODES = ("NOT_FOUND", "STALE", "BAD_STATE", "ACTIVE_JOBS", "GROUP_FULL", "LOCK_MISMATCH", "PENDING_DEPENDENCIES",
+         "UNKNOWN_LAYOUT")
 
 
 def test_every_key_name_of_every_script_is_built_by_keys_py():
@@ -23,7 +25,7 @@ def test_the_scripts_and_codes_the_client_calls_are_there():
     assert {"add", "claim", "complete", "fail", "extendLeases", "recover"} <= hot
     for n in hot:
         assert lib.scripts[n].function_name == f"emq_{lib.tag}_{n}" and lib.scripts[n].function_name in lib.source
-    assert lib.layout_version == 1
+    assert lib.layout_version == 2
 
 
 async def test_function_library_is_loaded_and_reloaded_after_flush(conn, r, qname):

@@ -46,7 +46,7 @@ async def test_layout_version_is_claimed_then_checked(conn, r, qname):
     await r.hset(k.meta, "lv", "99")
     before = await r.hgetall(k.meta)
     q2 = Queue(qname, {"connection": conn})
-    with pytest.raises(IncompatibleLayoutError, match=f"queue {qname} is stored in layout version 99; this echomq reads layout version 1"):
+    with pytest.raises(IncompatibleLayoutError, match=f"queue {qname} is stored in layout version 99; this echomq reads layout version 2$"):
         await q2.add("b", {})
     w = Worker(qname, mirror_processor, {"connection": conn, "autorun": False})
     with pytest.raises(IncompatibleLayoutError):

@@ -8,6 +8,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { JOB_STATES } from '../ops/inspect.js';
+import { LAYOUT_VERSION } from '../core/layout.js';
 import { connect, disconnect, userMessage, UserError, type Target } from '../operator/target.js';
 import * as ops from '../operator/operations.js';
 import { jobText, jobsTable, lanesTable, progressBar, queuesTable, statusText } from './format.js';
@@ -240,6 +241,23 @@ function build(io: CliIO): Command {
       action(async (t, [name], o) => {
         const ids = await ops.clean(await ops.openQueue(t, name), num(String(o.grace)), String(o.state), num(String(o.limit)));
         return { data: { removed: ids.length, ids }, text: `removed ${ids.length} ${o.state} jobs\n` };
+      }),
+    );
+
+  program
+    .command('upgrade-layout <queue>')
+    .description(`move a queue stored in layout version 1 to layout version ${LAYOUT_VERSION} (stop older echomq clients first)`)
+    .option('--dry-run', 'only report the stored version')
+    .addOption(json())
+    .action(
+      action(async (t, [name], o) => {
+        const from = await (await ops.openQueue(t, name)).upgradeLayout({ dryRun: Boolean(o.dryRun) });
+        const upgraded = from !== 0 && from !== LAYOUT_VERSION && !o.dryRun;
+        const text = from === 0 ? `queue ${name}: no layout version stored (nothing to upgrade)\n`
+          : from === LAYOUT_VERSION ? `queue ${name}: already in layout version ${from}\n`
+          : upgraded ? `queue ${name}: upgraded from layout version ${from} to ${LAYOUT_VERSION}\n`
+          : `queue ${name}: stored in layout version ${from}; upgrade-layout would move it to ${LAYOUT_VERSION}\n`;
+        return { data: { queue: name, from, to: LAYOUT_VERSION, upgraded }, text };
       }),
     );
 

@@ -12,6 +12,7 @@ import type { RedisClient } from '../core/connection.js';
 import type { QueueKeys } from '../core/keys.js';
 import { Job, type JobContext } from '../job/job.js';
 import { countJobTypes, kindCounts, normalizeRange, rangeIds, typeKind, type JobType, type ListKind } from '../ops/inspect.js';
+import { setWindowWithScores } from '../ops/active-set.js';
 import { loadJobs } from '../job/load-jobs.js';
 
 const PAGE = 1000;
@@ -93,7 +94,7 @@ async function mergeSets(
     const r: Array<ShardRef & { score: number }> = [];
     for (let from = 0; from <= far; from += PAGE) { // paged: no call returns more than PAGE members
       const to = Math.min(far, from + PAGE - 1);
-      const flat = dirAsc ? await client.zrange(key, from, to, 'WITHSCORES') : await client.zrevrange(key, from, to, 'WITHSCORES');
+      const flat = await setWindowWithScores(client, ctx.keys, key, from, to, dirAsc);
       for (let i = 0; i < flat.length; i += 2) r.push({ shard, id: flat[i], score: Number(flat[i + 1]) });
       if (flat.length / 2 < to - from + 1) break;
     }

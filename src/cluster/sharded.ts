@@ -34,6 +34,7 @@ import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD, type JobOptions } from '../core/opti
 import type { RedisClient } from '../core/connection.js';
 import type { JobSchedulerJson, JobSchedulerTemplate, RepeatOptions } from '../lifecycle/schedulers.js';
 import type { MetricsOptions } from '../ops/metrics.js';
+import { activeCount } from '../ops/active-set.js';
 import * as v from '../core/validate.js';
 import { MetaField } from '../core/fields.js';
 import { execStamped, layoutReady } from '../scripts/runner.js';
@@ -463,12 +464,23 @@ export class ShardedQueue<DataType = any, ReturnType = any, NameType extends str
     const force = opts.force === undefined ? false : v.boolean('force', opts.force);
     await this.ready();
     if (!force) {
-      const active = await Promise.all(this.shardKeys.map((k) => this.client.zcard(k.active)));
+      const active = await Promise.all(this.shardKeys.map((k) => activeCount(this.client, k)));
       if (active.some((n) => n > 0)) throw new ActiveJobsError(this.name);
     }
     this.emit('paused'); // each shard pauses before it is deleted
     for (let i = this.shards - 1; i >= 0; i--) await this.shardQueues[i].obliterate(opts);
     this.shLayout = undefined;
+  }
+
+  /**
+   * Upgrades every shard (each in its own atomic call). No shard-count check first: that would
+   * make the layout check this call exists to get past. Returns the oldest version a shard held
+   * (0: none stored on any shard).
+   */
+  override async upgradeLayout(opts: { dryRun?: boolean } = {}): Promise<number> {
+    const got = await this.all((q) => q.upgradeLayout(opts));
+    const stored = got.filter((n) => n > 0);
+    return stored.length === 0 ? 0 : Math.min(...stored);
   }
 
   /** Prometheus text for the shard queues (labelled `<name>#i`). */

@@ -2,6 +2,7 @@
  * Typed errors. Scripts reply with negative status codes; `errorFromCode` is the one place
  * that turns them into these classes.
  */
+import { LAYOUT_VERSION, UPGRADES_FROM } from './layout.js';
 
 /**
  * Every `code` an EchoError carries: the one list, so a program can switch on them and no
@@ -129,7 +130,9 @@ export class IncompatibleLayoutError extends EchoError {
   readonly stored: string;
   readonly expected: number;
   constructor(queue: string, stored: string, expected: number) {
-    super(ErrorCodes.LAYOUT, `queue ${queue} is stored in layout version ${stored}; this echomq reads layout version ${expected}`);
+    // Layout 1 has an upgrade (upgradeLayout.lua): say how, so nobody has to look it up.
+    const how = stored === String(UPGRADES_FROM) ? `; upgrade it with queue.upgradeLayout() or \`echomq upgrade-layout ${queue}\`` : '';
+    super(ErrorCodes.LAYOUT, `queue ${queue} is stored in layout version ${stored}; this echomq reads layout version ${expected}${how}`);
     this.queue = queue;
     this.stored = stored;
     this.expected = expected;
@@ -329,6 +332,8 @@ export const Code = {
   GROUP_FULL: -11,
   /** addFlow: an existing job of the flow has children in another queue, or is a root under an outside parent. */
   CROSS_QUEUE_CHILDREN: -12,
+  /** upgradeLayout: the stored layout version has no upgrade to this one (it is neither 1 nor 2). */
+  UNKNOWN_LAYOUT: -13,
 } as const;
 export type StatusCode = (typeof Code)[keyof typeof Code];
 
@@ -351,8 +356,10 @@ export interface Refusal {
   readonly state?: string;
   /** MISSING_PARENT: the parent's logical key (absent: the job has none). */
   readonly parentKey?: string;
-  /** ACTIVE_JOBS: the queue's name. */
+  /** ACTIVE_JOBS, UNKNOWN_LAYOUT: the queue's name. */
   readonly queue?: string;
+  /** UNKNOWN_LAYOUT: the layout version the queue's meta hash holds. */
+  readonly layout?: string;
 }
 
 /** "<BullMQ's text>: <op>: job "<id>" <detail>", each part only when there is one. */
@@ -380,6 +387,7 @@ const REFUSALS: Readonly<Partial<Record<StatusCode, (r: Refusal) => Error>>> = {
   [Code.LOCK_MISMATCH]: (r) => new StaleJobError(r.jobId, r.op ?? '', refusalText(r, `Lock mismatch for job ${r.jobId}. Cmd ${r.command} from active`, 'is held under another token')),
   [Code.CHILD_FAILED]: (r) => new UnrecoverableError(`Cannot complete job ${r.jobId} because it has at least one failed child. ${r.command ?? r.op}`),
   [Code.PENDING_DEPENDENCIES]: (r) => pendingDependenciesError(r.jobId, r.command ?? 'moveToFinished'),
+  [Code.UNKNOWN_LAYOUT]: (r) => new IncompatibleLayoutError(r.queue ?? '', r.layout ?? '?', LAYOUT_VERSION),
 };
 
 /** The typed error of a call the scripts refused with `code` (REFUSALS). */

@@ -3,6 +3,7 @@
  * field, the expected form and the value it got, before anything is written to Redis.
  */
 import { ValidationError } from './errors.js';
+import { ACTIVE_SENTINEL } from './layout.js';
 
 /** Highest priority number: priority × 2^32 must stay exact in a double (2^21 − 1). */
 export const MAX_PRIORITY = 2_097_151;
@@ -121,6 +122,8 @@ export function jobId(value: unknown, field = 'jobId'): string {
   if (`${parseInt(id, 10)}` === id) {
     failAs('Custom Id cannot be integers', field, 'a non-empty string that is not an integer (integers are generated ids)', value);
   }
+  // The active set's sentinel member: a job of that id would take over its place.
+  if (id === ACTIVE_SENTINEL) fail(field, 'not the active set\'s sentinel (72 "~")', value);
   return id;
 }
 

@@ -9,6 +9,7 @@ import { Job, type JobContext } from '../job/job.js';
 import { jobKey, queueKeys } from '../core/keys.js';
 import { InvalidStateError, JobNotFoundError } from '../core/errors.js';
 import { JOB_STATES, getJobCounts, laneReadyIds, listLanes, listQueues, type JobCounts, type JobStateName, type LaneInfo } from '../ops/inspect.js';
+import { setWindow } from '../ops/active-set.js';
 import { getJobs, loadJobs } from '../job/load-jobs.js';
 import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { NotFoundError, UserError, type Target } from './target.js';
@@ -159,7 +160,7 @@ async function jobsInState(q: Queue, state: JobStateName, lane: string | undefin
     active: q.keys.active, delayed: q.keys.delayed, completed: q.keys.completed, failed: q.keys.failed, 'waiting-children': q.keys.wchildren,
   }[state];
   const newestFirst = state === 'completed' || state === 'failed';
-  const range = (start: number, end: number) => (newestFirst ? q.client.zrevrange(key, start, end) : q.client.zrange(key, start, end));
+  const range = (start: number, end: number) => setWindow(q.client, q.keys, key, start, end, !newestFirst);
   if (lane === undefined) return loadJobs(ctx, await range(offset, offset + count - 1));
   // Filter by lane: page through the set, reading each job's lane.
   const ids: string[] = [];

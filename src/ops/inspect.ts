@@ -7,6 +7,7 @@ import { jobKey, laneKey, queueKeys, unescapeQueueName, type QueueKeys } from '.
 import * as v from '../core/validate.js';
 import { MetaField } from '../core/fields.js';
 import { laneCounts, laneMembersByScore } from './lane-ready.js';
+import { countSet, setSize, setWindow } from './active-set.js';
 
 export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'paused', 'waiting-children'] as const;
 export type JobStateName = (typeof JOB_STATES)[number];
@@ -23,10 +24,8 @@ export function validateStates(states: readonly unknown[], field = 'states'): Jo
 
 export async function getJobCounts(client: RedisClient, keys: QueueKeys, states: readonly unknown[] = []): Promise<Partial<JobCounts>> {
   const wanted = validateStates(states);
-  const r = await client
-    .multi()
-    .hmget(keys.meta, MetaField.ready, MetaField.readyPrioritized, MetaField.paused)
-    .zcard(keys.active)
+  const m = client.multi().hmget(keys.meta, MetaField.ready, MetaField.readyPrioritized, MetaField.paused);
+  const r = await countSet(m, keys, keys.active) // its jobs, not the sentinel (active-set.ts)
     .zcard(keys.delayed)
     .zcard(keys.completed)
     .zcard(keys.failed)
@@ -215,7 +214,7 @@ export function rangeArgs(start: unknown, end: unknown): [number, number] {
 /** Number of members of each list kind (one MULTI); `ready`/`readyP` come from the meta counters. */
 export async function kindCounts(client: RedisClient, keys: QueueKeys, kinds: readonly ListKind[]): Promise<number[]> {
   const m = client.multi().hmget(keys.meta, MetaField.ready, MetaField.readyPrioritized);
-  for (const k of kinds) if (k !== 'ready' && k !== 'readyP') m.zcard(setKeyOf(keys, k));
+  for (const k of kinds) if (k !== 'ready' && k !== 'readyP') countSet(m, keys, setKeyOf(keys, k));
   const r = (await m.exec())!;
   const [ready, readyP] = (r[0][1] as Array<string | null>).map((x) => Number(x ?? 0));
   let i = 1;
@@ -246,7 +245,7 @@ function setKeyOf(keys: QueueKeys, kind: Exclude<ListKind, 'ready' | 'readyP'>):
  * jobs the queue has, and no call reads every lane.
  */
 export async function rangeIds(client: RedisClient, keys: QueueKeys, kind: ListKind, start: number, end: number, asc: boolean): Promise<string[]> {
-  if (kind !== 'ready' && kind !== 'readyP') return setRange(client, setKeyOf(keys, kind), start, end, asc);
+  if (kind !== 'ready' && kind !== 'readyP') return setRange(client, keys, setKeyOf(keys, kind), start, end, asc);
   const [n] = await kindCounts(client, keys, [kind]);
   const w = normalizeRange(start, end, n);
   if (!w) return [];
@@ -256,18 +255,18 @@ export async function rangeIds(client: RedisClient, keys: QueueKeys, kind: ListK
   return (await readyForward(client, keys, kind, !asc, n - 1 - e, e - s + 1)).reverse();
 }
 
-async function setRange(client: RedisClient, key: string, start: number, end: number, asc: boolean): Promise<string[]> {
+async function setRange(client: RedisClient, keys: QueueKeys, key: string, start: number, end: number, asc: boolean): Promise<string[]> {
   let s = start;
   let e = end;
   if (s < 0 || e < 0) {
-    const w = normalizeRange(s, e, await client.zcard(key));
+    const w = normalizeRange(s, e, await setSize(client, keys, key));
     if (!w) return [];
     [s, e] = w;
   }
   const ids: string[] = [];
   for (let from = s; from <= e; from += RANGE_PAGE) {
     const to = Math.min(e, from + RANGE_PAGE - 1);
-    const page = asc ? await client.zrange(key, from, to) : await client.zrevrange(key, from, to);
+    const page = await setWindow(client, keys, key, from, to, asc);
     for (const id of page) ids.push(id); // not push(...page): a long list overflows the stack
     if (page.length < to - from + 1) break;
   }

@@ -13,6 +13,7 @@ import { clientName, depsKey, jobKey, logsKey, queueKeys } from '../core/keys.js
 import { countJobTypes, jobTypes, rangeArgs, rangeIds, typeKind, typeRanges, type JobType } from '../ops/inspect.js';
 import { loadJobs } from '../job/load-jobs.js';
 import { laneCountsPerPriority } from '../ops/lane-ready.js';
+import { countSet } from '../ops/active-set.js';
 import { QueueBase } from './queue-base.js';
 import { bullmqPrometheusText, isGlobalVariables, readMetrics, type Metrics } from './queue-metrics.js';
 import { clientsNamed, type ClientInfo } from './workers-list.js';
@@ -364,7 +365,8 @@ export class QueueGetters<DataType = any, ReturnType = any, NameType extends str
 
   /** True when the global concurrency limit is reached (active jobs ≥ the limit). */
   async isMaxed(): Promise<boolean> {
-    const [[, conc], [, active]] = (await this.ctx.client.multi().hget(this.keys.meta, MetaField.concurrency).zcard(this.keys.active).exec()) as [
+    const m = this.ctx.client.multi().hget(this.keys.meta, MetaField.concurrency);
+    const [[, conc], [, active]] = (await countSet(m, this.keys, this.keys.active).exec()) as [
       [unknown, string | null], [unknown, number]];
     return conc !== null && active >= Number(conc);
   }

@@ -5,7 +5,7 @@
  * instance events. Every Redis call is bounded: the loops here repeat bounded script calls.
  */
 import { masterNodes } from '../core/connection.js';
-import { ActiveJobsError, EchoError, ErrorCodes, JobNotFoundError, Code } from '../core/errors.js';
+import { ActiveJobsError, EchoError, ErrorCodes, JobNotFoundError, Code, refusalError } from '../core/errors.js';
 import { drainOutbox } from '../job/flows.js';
 import type { JobContext } from '../job/job-context.js';
 import { removeWithChildren } from '../job/job-dependencies.js';
@@ -232,6 +232,21 @@ export async function obliterate(ctx: JobContext, name: string, budget: number, 
     // (the last call waits for an empty outbox).
     while ((await drainOutbox(ctx.client, ctx.keys)) > 0);
   }
+}
+
+/**
+ * Queue.upgradeLayout: one upgradeLayout.lua call (layout 1 → LAYOUT_VERSION, atomic; `apply`
+ * false only reports). Returns the version stored before it, 0 for none. After an upgrade the
+ * client forgets its layout check, so its next write checks again and goes ahead.
+ */
+export async function upgradeLayout(ctx: JobContext, name: string, apply: boolean): Promise<number> {
+  const r = await scripts.upgradeLayout(ctx, apply);
+  if (r === Code.UNKNOWN_LAYOUT) {
+    const stored = (await ctx.client.hget(ctx.keys.meta, MetaField.layoutVersion)) ?? '';
+    throw refusalError(r, { jobId: '', queue: name, layout: stored });
+  }
+  if (apply) forgetLayout(ctx.client, ctx.keys);
+  return r;
 }
 
 /**

@@ -19,6 +19,7 @@ import { BULK_MISSING_PARENT_ID } from '../job/cross-parents.js';
 import { addJobs, addedJobHash, newJob, ADD_BATCH } from '../job/new-job.js';
 import * as v from '../core/validate.js';
 import { startProducerSpan, type TraceCarrier } from '../ops/tracing.js';
+import { activeCount } from '../ops/active-set.js';
 import * as schedulers from '../lifecycle/schedulers.js';
 import { QueueGetters } from './queue-getters.js';
 import { IDENTITY_BY_SUBCLASS } from './queue-base.js';
@@ -409,7 +410,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     v.plainObject('opts', opts);
     const force = opts.force === undefined ? false : v.boolean('force', opts.force);
     const budget = opts.count === undefined ? maint.BATCH : v.positiveInt('count', opts.count);
-    if (!force && (await this.ctx.client.zcard(this.keys.active)) > 0) throw maint.obliterateRefused(this.name);
+    if (!force && (await activeCount(this.ctx.client, this.keys)) > 0) throw maint.obliterateRefused(this.name);
     const wasPaused = await this.isPaused();
     await scripts.pause(this.ctx, true);
     this.emit('paused');
@@ -421,6 +422,21 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       if (err instanceof ActiveJobsError && !wasPaused) await scripts.pause(this.ctx, false);
       throw err;
     }
+  }
+
+  /**
+   * Moves a queue stored in layout version 1 to this echomq's layout (2: the active set's
+   * sentinel, docs/protocol.md "Versions") in one atomic call; a queue already in it, or one
+   * with no stored version, is left as it is. Returns the version stored before the call (0:
+   * none). It skips the layout check that refuses such a queue's other calls. Stop the clients
+   * of the older version first: one still running would count the sentinel as an active job.
+   * `dryRun` only reports. IncompatibleLayoutError for a version it cannot upgrade from.
+   */
+  async upgradeLayout(opts: { dryRun?: boolean } = {}): Promise<number> {
+    this.open();
+    const o = v.plainObject('opts', opts);
+    const dryRun = o.dryRun === undefined ? false : v.boolean('dryRun', o.dryRun);
+    return maint.upgradeLayout(this.ctx, this.name, !dryRun);
   }
 
   /**

@@ -45,6 +45,7 @@ const raw = {
   moveToDelayed: call('moveToDelayed'),
   moveToWaitingChildren: call('moveToWaitingChildren'),
   extendLocks: call('extendLocks'),
+  upgradeLayout: call('upgradeLayout', { layoutCheck: false }),
 };
 
 /** Names of every transition script (for docs and tests). */
@@ -276,6 +277,13 @@ export const scripts = {
     if (Number(deleted) < 0) return Number(deleted);
     return { deleted: Number(deleted), done: Number(done) === 1 };
   },
+
+  /**
+   * upgradeLayout.lua, without the client's layout check (it runs on the queues the check
+   * refuses): the stored layout version before the call (0 none), or -13 (Code.UNKNOWN_LAYOUT).
+   * apply false only reports it.
+   */
+  upgradeLayout: async (ctx: ScriptContext, apply: boolean) => Number(await raw.upgradeLayout(ctx, [apply ? '1' : '0'])),
 
   progress: async (ctx: ScriptContext, a: { id: string; progress: string }) => Number(await raw.progress(ctx, [a.id, a.progress])),
   updateData: async (ctx: ScriptContext, a: { id: string; data: string }) => Number(await raw.updateData(ctx, [a.id, a.data])),

@@ -13,7 +13,7 @@
 --!include lib/common.lua
 
 local budget = tonumber(ARGV[1])
-if ARGV[2] ~= '1' and redis.call('ZCARD', K.active) > 0 then return {-4, 0} end
+if ARGV[2] ~= '1' and activeJobs() > 0 then return {-4, 0} end
 local deleted = 0
 local now
 
@@ -27,8 +27,10 @@ local function dropJob(id)
   deleteJob(id)
 end
 
+-- Members below +inf: the active set's sentinel (lib/common.lua) is no job; it goes with the
+-- fixed keys at the end. Every other set has finite scores only.
 local function dropSet(key)
-  local ids = redis.call('ZRANGE', key, 0, budget - deleted - 1)
+  local ids = redis.call('ZRANGEBYSCORE', key, '-inf', '(+inf', 'LIMIT', 0, budget - deleted)
   for _, id in ipairs(ids) do dropJob(id) end
   if #ids > 0 then redis.call('ZREMRANGEBYRANK', key, 0, #ids - 1) end
   deleted = deleted + #ids

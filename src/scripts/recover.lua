@@ -26,6 +26,7 @@
 local STALLED_REASON = 'job stalled more than allowable limit'
 local now = nowMs()
 local maxStalled = tonumber(ARGV[1])
+-- Up to `now`: never the sentinel, whose score is +inf (lib/common.lua ACTIVE_SENTINEL).
 local ids = redis.call('ZRANGEBYSCORE', K.active, '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
 local requeued, failed, hashes = {}, {}, {}
 for _, id in ipairs(ids) do
@@ -68,7 +69,7 @@ for _, id in ipairs(ids) do
 end
 if #requeued > 0 then
   wake()
-elseif #failed > 0 and tonumber(redis.call('HGET', K.meta, 'ready') or '0') <= 0 and redis.call('ZCARD', K.active) == 0 then
+elseif #failed > 0 and tonumber(redis.call('HGET', K.meta, 'ready') or '0') <= 0 and activeJobs() == 0 then
   emit('drained') -- the failures left the queue idle (BullMQ's drained, as a settle writes it)
 end
 return {requeued, failed, hashes}

@@ -15,8 +15,9 @@ for i = 1, #ARGV do
   local id = ARGV[i]
   local jk = K.jobBase .. id
   local f = redis.call('HMGET', jk, 'st', 'lane', 'sq')
-  local referenced = false
-  if f[1] then
+  -- The active set's sentinel (lib/common.lua) is never a job: whatever hash has its name is kept.
+  local referenced = id == ACTIVE_SENTINEL
+  if f[1] and not referenced then
     if f[1] == 'w' then
       -- A ready job's lane member is its stamp and id; without a stamp it cannot be checked: kept.
       -- (or the lone field of a one-job lane, lib/lanes.lua, "<prio>:<member>").

@@ -140,9 +140,12 @@ export async function runScript(
   script: LuaScript,
   keys: QueueKeys,
   args: ReadonlyArray<string | number>,
+  layoutCheck = true,
 ): Promise<unknown> {
-  const layout = ensureLayout(client, keys);
-  if (layout !== true) await layout;
+  if (layoutCheck) {
+    const layout = ensureLayout(client, keys);
+    if (layout !== true) await layout;
+  }
   const k = keysFor(script, keys);
   if (script.functionName && scriptMode(client) === 'function') {
     try {
@@ -170,8 +173,13 @@ export interface ScriptContext {
   readonly ids?: { readonly step: number; readonly offset: number };
 }
 
-/** Loads a script once and returns a caller taking a context and the script's ARGV. */
-export function bindScript(name: string) {
+/**
+ * Loads a script once and returns a caller taking a context and the script's ARGV. Every call
+ * makes the stored layout check first, but with `layoutCheck: false` (upgradeLayout, which is
+ * meant for a queue of an older layout and checks the version itself, atomically).
+ */
+export function bindScript(name: string, opts: { layoutCheck?: boolean } = {}) {
   const script = loadScript(name);
-  return (ctx: ScriptContext, args: ReadonlyArray<string | number>) => runScript(ctx.client, script, ctx.keys, args);
+  const check = opts.layoutCheck ?? true;
+  return (ctx: ScriptContext, args: ReadonlyArray<string | number>) => runScript(ctx.client, script, ctx.keys, args, check);
 }

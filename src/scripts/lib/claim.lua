@@ -4,7 +4,7 @@
 -- Order of a claim for n jobs (claimJobs, at the end of this file, runs the steps):
 --  1. queue paused → nothing claimed; due delayed jobs are still promoted (gate).
 --  2. promote due delayed jobs and readmit lanes whose rate window reopened (bounded batches).
---  3. gates: global concurrency (meta conc vs ZCARD active), global rate (meta rlmax/rldur).
+--  3. gates: global concurrency (meta conc vs the active jobs), global rate (meta rlmax/rldur).
 --  4. ring turns (nextRingLane, laneShare, serveTurn, endTurn), taken off the ring in passes
 --     (the pass state below); the algorithm and its costs: docs/internals.md#the-claim.
 --  5. counters of the call written once (finishClaim).
@@ -55,9 +55,9 @@ local function readMeta()
 end
 
 -- BullMQ's drained: written by a settle (complete, final fail) that claimed nothing next and
--- left nothing ready and nothing active. Two O(1) reads, only on that idle edge.
+-- left nothing ready and nothing active. Two cheap reads, only on that idle edge.
 local function emitDrainedIfIdle()
-  if tonumber(redis.call('HGET', K.meta, 'ready') or '0') <= 0 and redis.call('ZCARD', K.active) == 0 then
+  if tonumber(redis.call('HGET', K.meta, 'ready') or '0') <= 0 and activeJobs() == 0 then
     emit('drained')
   end
 end
@@ -101,11 +101,18 @@ local function readmitRateLanes(now)
 end
 
 -- Leases of the jobs a claim takes go into the active set with one ZADD per call, in chunks of
--- LEASE_BATCH members (Lua passes at most a few thousand arguments).
+-- LEASE_BATCH members (Lua passes at most a few thousand arguments). The first chunk also
+-- writes the sentinel (lib/common.lua), ahead of the leases, so a new key is a skiplist from
+-- its first member on; once it is there this costs one hash lookup per call.
 local LEASE_BATCH = 1000
 local function flushLeases(leases)
   for i = 1, #leases, LEASE_BATCH * 2 do
-    redis.call('ZADD', K.active, unpack(leases, i, math.min(i + LEASE_BATCH * 2 - 1, #leases)))
+    local last = math.min(i + LEASE_BATCH * 2 - 1, #leases)
+    if i == 1 then
+      redis.call('ZADD', K.active, '+inf', ACTIVE_SENTINEL, unpack(leases, i, last))
+    else
+      redis.call('ZADD', K.active, unpack(leases, i, last))
+    end
   end
   for i = #leases, 1, -1 do leases[i] = nil end
 end
@@ -279,7 +286,7 @@ local function gate(meta, n, now)
   if meta[M_DELAYED] then promoteDue(now) end
   if meta[M_RATE_WAIT] then readmitRateLanes(now) end
   if meta[M_CONC] then
-    local room = tonumber(meta[M_CONC]) - redis.call('ZCARD', K.active)
+    local room = tonumber(meta[M_CONC]) - activeJobs()
     if room < n then n = room end
     if n <= 0 then return 0, -1 end
   end

@@ -14,9 +14,21 @@ end
 -- test/layout-version.test.ts). The scripts that create a queue's content stamp it into meta
 -- field lv with stampLayout, once per call and only on their success path (after every
 -- refusal has returned), so a refused call writes nothing. Clients only read it.
-local LAYOUT_VERSION = '1'
+local LAYOUT_VERSION = '2'
 local function stampLayout()
   redis.call('HSETNX', K.meta, 'lv', LAYOUT_VERSION)
+end
+
+-- The active set's sentinel (docs/protocol.md, key `active`; layout version 2): one permanent
+-- member at score +inf, written with the leases. It is longer than zset-max-listpack-value (64
+-- bytes), so Redis keeps the set as a skiplist for as long as the key lives, where a listpack
+-- of 50 leases costs a scan on every ZADD and ZREM. Never a job: readers stop below +inf.
+-- (A literal: the standard libraries are not reachable while FUNCTION LOAD runs the top level.)
+local ACTIVE_SENTINEL = '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'
+
+-- Jobs in the active set: every member below +inf (the sentinel is not one).
+local function activeJobs()
+  return redis.call('ZCOUNT', K.active, '-inf', '(+inf')
 end
 
 -- now (ms) as an integer string, made once per call for the job hashes it stamps.
