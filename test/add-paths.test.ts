@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, type JobOptions } from '../src/index.js';
 import { client, keysOf, qname, redisUrl } from './helpers.js';
+import { LAYOUT_VERSION } from '../src/core/layout.js';
 
 type Bulk = { name: string; data: unknown; opts?: JobOptions }[];
 
@@ -58,8 +59,8 @@ describe('add: the plain path stores what the general path stores', () => {
       const metaB = await redis.hmget(kb.meta, ...meta);
       expect(metaA[0]).toBe('2');
       expect(metaA[1]).toBe('2');
-      expect(metaA.slice(2)).toEqual([String(2), opts.priority ? '2' : null, '1']);
-      expect(metaB.slice(2)).toEqual([String(3), opts.priority ? '3' : null, '1']);
+      expect(metaA.slice(2)).toEqual([String(2), opts.priority ? '2' : null, String(LAYOUT_VERSION)]);
+      expect(metaB.slice(2)).toEqual([String(3), opts.priority ? '3' : null, String(LAYOUT_VERSION)]);
       expect(await redis.lrange(ka.ring, 0, -1)).toEqual(await redis.lrange(kb.ring, 0, -1));
       expect(await redis.llen(ka.wake)).toBe(1);
       // Events: the plain call's entries equal the general call's for its first two jobs.
