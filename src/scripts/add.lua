@@ -143,7 +143,7 @@ if n > 0 and plainCall() then
     h[2], h[4], h[hn + 4] = name, ARGV[b + J_DATA], stamp
     redis.call('HSET', K.jobBase .. id, unpack(h))
     entries[2 * j + 1], entries[2 * j + 2] = score, stamp .. id
-    emitJob('added', THEN_WAITING, id, 'name', name, 'lane', lane)
+    emitJobNamed('added', THEN_WAITING, id, name, lane)
     out[2 * j + 1], out[2 * j + 2] = id, 1
   end
   batchLaneRun(lane, entries, r.prio)

@@ -128,6 +128,35 @@ local function emitJob(event, shared, id, ...)
   groupJobs = groupJobs + 1
 end
 
+-- emitJob(event, shared, id, 'name', name, 'lane', lane) for a shared table with inherit, the
+-- same entries without the varargs: the added event of every job a bulk add makes ready.
+local function emitJobNamed(event, shared, id, name, lane)
+  if not eventsOn() then return end
+  local g = group
+  if g and (groupKind ~= event or groupShared ~= shared or groupJobs >= EVENT_GROUP) then
+    flushEvents()
+    g = nil
+  end
+  local n
+  if g then
+    n = #g
+  else
+    g = {}
+    for i = 1, #shared do g[i] = shared[i] end
+    n = #shared
+    groupFirst = { 'name', name, 'lane', lane }
+    g[n + 1], g[n + 2], g[n + 3], g[n + 4] = 'name', name, 'lane', lane
+    n = n + 4
+    group, groupKind, groupShared, groupJobs = g, event, shared, 0
+  end
+  g[n + 1], g[n + 2] = 'jobId', id
+  n = n + 2
+  local first = groupFirst
+  if first[2] ~= name then g[n + 1], g[n + 2], n = 'name', name, n + 2 end
+  if first[4] ~= lane then g[n + 1], g[n + 2] = 'lane', lane end
+  groupJobs = groupJobs + 1
+end
+
 -- A job hash leaves out its lane and priority at their defaults (lib/newjob.lua): the
 -- default lane and 0. Every reader of those fields goes through these two.
 local DEFAULT_LANE = 'default'

@@ -78,7 +78,7 @@ local function createJob(j, now)
     -- A job ready at once gets one event for both: 'then' tells readers (QueueEvents) to emit
     -- waiting right after added (and implies delay 0); neighbouring jobs share the entry.
     enterLane(j.lane, j.prio, stamp .. j.id)
-    emitJob('added', THEN_WAITING, j.id, 'name', j.name, 'lane', j.lane)
+    emitJobNamed('added', THEN_WAITING, j.id, j.name, j.lane)
     return state
   end
   emit('added', 'jobId', j.id, 'name', j.name, 'lane', j.lane, 'delay', delayStr)
