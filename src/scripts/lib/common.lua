@@ -89,11 +89,10 @@ local function emit(event, ...)
 end
 
 -- An event about one job that may share an entry with its neighbours (see above). shared: the
--- event's fields common to all jobs, a table made once; id: the job; ...: the job's own fields
--- as name, value pairs. With shared.inherit, every job of the event has the same own fields:
--- the first job's values go among the shared fields, and a later job writes only the values
--- that differ from them (in a bulk add, names and lanes mostly repeat).
-local function emitJob(event, shared, id, ...)
+-- event's fields common to all jobs, a table made once; id: the job; f, v: one field of the
+-- job's own (optional). Fixed parameters, not varargs: this runs once per claimed and per
+-- settled job.
+local function emitJob(event, shared, id, f, v)
   if not eventsOn() then return end
   local g = group
   if g and (groupKind ~= event or groupShared ~= shared or groupJobs >= EVENT_GROUP) then
@@ -107,29 +106,16 @@ local function emitJob(event, shared, id, ...)
     g = {}
     for i = 1, #shared do g[i] = shared[i] end
     n = #shared
-    groupFirst = nil
-    if shared.inherit then
-      groupFirst = { ... }
-      for i = 1, #groupFirst do g[n + i] = groupFirst[i] end
-      n = n + #groupFirst
-    end
     group, groupKind, groupShared, groupJobs = g, event, shared, 0
   end
   g[n + 1], g[n + 2] = 'jobId', id
-  n = n + 2
-  local first = groupFirst
-  for i = 1, select('#', ...), 2 do
-    local f, v = select(i, ...)
-    if not first or first[i + 1] ~= v then
-      g[n + 1], g[n + 2] = f, v
-      n = n + 2
-    end
-  end
+  if f then g[n + 3], g[n + 4] = f, v end
   groupJobs = groupJobs + 1
 end
 
--- emitJob(event, shared, id, 'name', name, 'lane', lane) for a shared table with inherit, the
--- same entries without the varargs: the added event of every job a bulk add makes ready.
+-- The same for a shared table with inherit: every job of the event has a name and a lane; the
+-- first job's go among the shared fields, and a later job writes only those that differ from
+-- them (in a bulk add, names and lanes mostly repeat). The added event of a job made ready.
 local function emitJobNamed(event, shared, id, name, lane)
   if not eventsOn() then return end
   local g = group
