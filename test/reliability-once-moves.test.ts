@@ -68,7 +68,7 @@ describe('applied once: moves and flow helpers with lost replies', () => {
     expect(p.dropped.get('promote')).toBe(1);
     expect(outcome).toBe('resolved');
     expect(await redis.hget(keysOf(name).jobBase + job.id, JobField.state)).toBe('w');
-    expect((await eventsOf(name, job.id!)).filter((e) => e.startsWith('waiting'))).toEqual(['waiting:delayed']);
+    expect((await eventsOf(name, job.id!)).filter((e) => e.split(':')[0] === 'waiting')).toEqual(['waiting:delayed']);
     expect(await checkLaneInvariant(redis, keysOf(name), { registry: 'exact' })).toEqual([]);
   });
 
@@ -113,7 +113,7 @@ describe('applied once: moves and flow helpers with lost replies', () => {
     expect(p.dropped.get('remove')).toBe(1);
     expect(r).toBe(1);
     expect(left).toBe(0);
-    for (const id of ids) expect((await eventsOf(name, id)).filter((e) => e.startsWith('removed'))).toHaveLength(1);
+    for (const id of ids) expect((await eventsOf(name, id)).filter((e) => e.split(':')[0] === 'removed')).toHaveLength(1);
     expect(await checkLaneInvariant(redis, k, { registry: 'exact' })).toEqual([]);
   });
 
@@ -138,7 +138,7 @@ describe('applied once: moves and flow helpers with lost replies', () => {
     expect(p.dropped.get('moveToWait')).toBe(1);
     expect(errors).toEqual([]);
     expect(runs).toBe(2);
-    expect((await eventsOf(name, job.id!)).filter((e) => e.startsWith('waiting'))).toEqual(['waiting:active']);
+    expect((await eventsOf(name, job.id!)).filter((e) => e.split(':')[0] === 'waiting')).toEqual(['waiting:active']);
 
     // A lock holder (manual processing): the resend replies the first run's 0, not "missing lock".
     const held = await q.add('y', {});
