@@ -259,6 +259,41 @@ describe('applied once: moves and flow helpers with lost replies', () => {
     expect(rids.map((r) => /\/(\d+)(@\d+)?$/.exec(r)?.[1]).sort()).toEqual(['0', '1', '2']);
   });
 
+  it('changeDelay, removeDeduplicationKey and removeJobScheduler: the resend answers the first run, one effect', async () => {
+    const name = qname('once-misc');
+    const k = keysOf(name);
+    const p = await proxy();
+    const q = open(new Queue(name, { connection: p.url }));
+    // changeDelay: the resend neither moves the due time again nor writes a second event.
+    const job = await q.add('x', {}, { delay: 60_000 });
+    p.policy = firstK(1, is('changeDelay'));
+    p.onDrop = () => sleep(30); // the resend comes later: a rerun would move the due time
+    await job.changeDelay(120_000);
+    p.onDrop = undefined;
+    const delayed = (await eventsOf(name, job.id!)).filter((e) => e === 'delayed');
+    console.log(`[once-moves] changeDelay with its reply dropped: ${delayed.length} delayed events (1 from the add)`);
+    expect(p.dropped.get('changeDelay')).toBe(1);
+    expect(delayed).toHaveLength(2);
+
+    // Job.removeDeduplicationKey: true, not false (the id was already free).
+    const held = await q.add('d', {}, { deduplication: { id: 'dd-1' } });
+    p.policy = firstK(1, is('removeDeduplicationKey'));
+    const freed = await held.removeDeduplicationKey();
+    console.log(`[once-moves] job.removeDeduplicationKey with its reply dropped: ${freed}`);
+    expect(p.dropped.get('removeDeduplicationKey')).toBe(1);
+    expect(freed).toBe(true);
+    expect(await redis.hget(k.dedup, 'dd-1')).toBe(null);
+
+    // removeJobScheduler: true, not false (no such scheduler).
+    await q.upsertJobScheduler('every-hour', { every: 3_600_000 }, { name: 's' });
+    p.policy = firstK(1, is('removeScheduler'));
+    const gone = await q.removeJobScheduler('every-hour');
+    console.log(`[once-moves] removeJobScheduler with its reply dropped: ${gone}`);
+    expect(p.dropped.get('removeScheduler')).toBe(1);
+    expect(gone).toBe(true);
+    expect(await q.getJobSchedulersCount()).toBe(0);
+  });
+
   it('derived request ids keep the send time last and stay within 200 bytes', () => {
     expect(deriveRequestId('abc7@1700000000000', 2)).toBe('abc7/2@1700000000000');
     expect(deriveRequestId('abc7', 'r0')).toBe('abc7/r0');

@@ -400,3 +400,12 @@ def test_derived_request_ids():
     for bad in (("x" * 198, 10), ("abc", ""), ("abc", "a/b"), ("", 1)):
         with pytest.raises(ValueError):
             derive_request_id(*bad)
+
+
+async def test_remove_job_scheduler_with_lost_reply(proxy, conn, qname, r):
+    q = Queue(qname, {"connection": via(proxy)})
+    await q.upsertJobScheduler("hourly", {"every": 3_600_000}, "s")
+    proxy.policy = matching(_is("removeScheduler"))
+    assert await q.removeJobScheduler("hourly") == 0  # BullMQ Python's "removed", not 1 (no such scheduler)
+    assert proxy.dropped == 1 and not await q.isJobScheduler("hourly")
+    await q.close()

@@ -141,5 +141,7 @@ export const lifecycleScripts = {
     return parseSlot((await raw.advanceScheduler(ctx, [a.id, a.version, a.next, opt(a.nextCronSlot)])) as unknown[]);
   },
 
-  removeScheduler: async (ctx: ScriptContext, id: string): Promise<boolean> => Number(await raw.removeScheduler(ctx, [id])) === 1,
+  /** Applied once (request id last): a resend replies the first run's true. */
+  removeScheduler: async (ctx: ScriptContext, id: string, rid = newRequestId(ctx.client)): Promise<boolean> =>
+    Number(await once('removeScheduler', rid, raw.removeScheduler(ctx, [id, rid]))) === 1,
 };
