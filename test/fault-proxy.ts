@@ -7,6 +7,7 @@
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { loadLibrary, loadScript } from '../src/scripts/loader.js';
+import { SCRIPT_NAMES } from '../src/scripts/index.js';
 
 /** A command as the proxy sees it: its name (upper case) and first argument. */
 export interface SeenCommand {
@@ -20,18 +21,24 @@ export function transitionOf(c: SeenCommand): string | undefined {
     const tag = `emq_${loadLibrary().tag}_`;
     return c.arg.startsWith(tag) ? c.arg.slice(tag.length) : undefined;
   }
-  if (c.name === 'EVALSHA') return shaNames().get(c.arg) ?? (c.arg.length === 40 ? 'evalsha' : undefined);
-  if (c.name === 'EVAL') return 'eval';
+  if (c.name === 'EVALSHA') return scriptNames().get(c.arg) ?? (c.arg.length === 40 ? 'evalsha' : undefined);
+  // A script not cached yet (NOSCRIPT) is sent once in full: named by its source.
+  if (c.name === 'EVAL') return scriptNames().get(c.arg) ?? 'eval';
   return undefined;
 }
 
-let shas: Map<string, string> | undefined;
-function shaNames(): Map<string, string> {
-  if (!shas) {
-    shas = new Map();
-    for (const n of ['add', 'claim', 'complete', 'fail', 'extendLeases', 'recover', 'moveToWait', 'progress', 'addLog', 'retry', 'moveToDelayed', 'moveToWaitingChildren', 'releaseClaim', 'addFlow', 'publishEvent']) shas.set(loadScript(n).sha, n);
+let names: Map<string, string> | undefined;
+/** Every echomq script by its sha and by its source. */
+function scriptNames(): Map<string, string> {
+  if (!names) {
+    names = new Map();
+    for (const n of SCRIPT_NAMES) {
+      const s = loadScript(n);
+      names.set(s.sha, n);
+      names.set(s.source, n);
+    }
   }
-  return shas;
+  return names;
 }
 
 /** Every script call (FCALL / EVALSHA / EVAL, echomq's or BullMQ's). */
@@ -101,6 +108,9 @@ function commandOf(b: Buffer, start: number): SeenCommand {
   return { name: (parts[0] ?? '').toUpperCase(), arg: parts[1] ?? '' };
 }
 
+const NOT_RUN = ['-NOSCRIPT', '-ERR Function not found'];
+const notRun = (b: Buffer, i: number): boolean => NOT_RUN.some((t) => b.toString('latin1', i, i + t.length) === t);
+
 export class FaultProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
@@ -112,6 +122,11 @@ export class FaultProxy {
   policy: DropPolicy = () => false;
   /** Delay (ms) added to every packet in both directions (0 = none). */
   delayMs = 0;
+  /**
+   * Runs when a reply is dropped, before the connection is cut: the client still waits for
+   * that reply, so what the hook does lands between the first run and the resend.
+   */
+  onDrop: ((what: string) => Promise<unknown> | void) | undefined;
 
   constructor(private readonly target: { host: string; port: number }) {}
 
@@ -174,16 +189,21 @@ export class FaultProxy {
       let i = 0;
       for (let end = respEnd(fromServer, 0); end >= 0; end = respEnd(fromServer, i)) {
         const cmd = pending.shift() ?? { name: '?', arg: '' };
-        if (this.policy(cmd, 0)) {
+        // A script Redis did not have (NOSCRIPT, function not loaded) did not run: the client
+        // sends it again in full, and that reply is the one a policy can drop.
+        if (!notRun(fromServer, i) && this.policy(cmd, 0)) {
           // The command ran; its reply (and every reply after it) is lost with the connection.
           const what = transitionOf(cmd) ?? cmd.name;
           this.dropped.set(what, (this.dropped.get(what) ?? 0) + 1);
           const before = fromServer.subarray(0, i);
           dead = true; // nothing more passes either way
-          later(() => {
+          const cut = () => later(() => {
             if (before.length) down.write(before, () => kill());
             else kill();
           });
+          const hook = this.onDrop?.(what);
+          if (hook) void hook.then(cut, cut);
+          else cut();
           return;
         }
         i = end;

@@ -5,6 +5,7 @@ failure policies (failParentOnFailure, ignoreDependencyOnFailure, continueParent
 removeDependencyOnFailure) are stored per child and applied by the scripts as on Node."""
 from __future__ import annotations
 
+import itertools
 import uuid
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
@@ -19,6 +20,7 @@ from .options import DEFAULT_KEEP_COUNT, DEFAULT_MAX_PAYLOAD, keep_args, normali
 from .outbox import drain_outbox
 from .parent_ref import missing_parent, resolve_parent
 from .queue import Queue
+from .request_id import derive_request_id, new_request_id
 
 MAX_FLOW_JOBS = 10_000
 MAX_FLOW_DEPTH = 64
@@ -154,11 +156,12 @@ class FlowProducer(EventEmitter):
     def _external(self, ref: Any, own: QueueKeys, field: str) -> Dict[str, Any]:
         return resolve_parent(ref, own, field)
 
-    async def _register_external(self, roots: List[_Node], strict: bool) -> List[_Node]:
+    async def _register_external(self, roots: List[_Node], strict: bool, rid: str) -> List[_Node]:
         """Counts each root with an existing parent in another queue as that parent's child
-        before the root is written; a missing parent raises (add) or drops that root (addBulk)."""
+        before the root is written; a missing parent raises (add) or drops that root (addBulk).
+        Root i registers under request id part r<i> of the logical add's id."""
         kept = []
-        for r in roots:
+        for i, r in enumerate(roots):
             x = r.external
             if x is None or x["same"]:
                 if x is not None and not await self.client.exists(x["key"]):
@@ -168,7 +171,8 @@ class FlowProducer(EventEmitter):
                 kept.append(r)
                 continue
             from .runner import Runner
-            res = int(await Runner(self.client, x["keys"]).call("addDependency", [x["id"], r.key]))
+            res = await scripts.one_once(Runner(self.client, x["keys"]), "addDependency", [x["id"], r.key],
+                                         derive_request_id(rid, f"r{i}"))
             if res < 0:
                 if strict:
                     raise missing_parent(x)
@@ -178,7 +182,10 @@ class FlowProducer(EventEmitter):
 
     # -- writing ------------------------------------------------------------------------
 
-    async def _write(self, order: List[_Node], root_dedup: Optional[Tuple[str, int]] = None) -> Optional[str]:
+    async def _write(self, order: List[_Node], rid: str, parts: "itertools.count[int]",
+                     root_dedup: Optional[Tuple[str, int]] = None) -> Optional[str]:
+        """One addFlow call per queue part, parents first; part n of the logical add is sent
+        under request id <rid>/<n> (call_once sends it again while its outcome is unknown)."""
         written: Set[int] = set()
         remaining = order
         if len({n.keys.base for n in order}) > 1:
@@ -201,7 +208,7 @@ class FlowProducer(EventEmitter):
                 args.extend(n.args())
             if root_dedup and not written:
                 args.extend([root_dedup[0], root_dedup[1]])
-            r = await batch[0].queue.runner.call_once("addFlow", args, "addFlow")
+            r = await batch[0].queue.runner.call_once("addFlow", args, "addFlow", derive_request_id(rid, next(parts)))
             status = int(r[0])
             if status == 2:
                 return str(r[1])
@@ -268,12 +275,14 @@ class FlowProducer(EventEmitter):
         seen: Set[str] = set()
         roots = [self._prepare(f, field or f"flows[{i}]", None, 1, seen, defaults) for i, f in enumerate(flows)]
         # BullMQ Python: add raises for a missing parent; addBulk leaves that tree out and goes on.
-        writable = await self._register_external(roots, strict=field is not None)
+        # One request id for the logical add; each of its script calls gets a part of it.
+        rid, parts = new_request_id(self.client), itertools.count()
+        writable = await self._register_external(roots, field is not None, rid)
         for q in {id(r.queue): r.queue for root in roots for r in self._tree(root)}.values():
             await q.waitUntilReady()
         order = [n for r in writable if not r.dedup and not r.root_dedup for n in self._tree(r)]
         if order:
-            await self._write(order)
+            await self._write(order, rid, parts)
         out = []
         for r in roots:
             if r not in writable:
@@ -281,7 +290,7 @@ class FlowProducer(EventEmitter):
             elif r.dedup:
                 out.append(await self._add_deduplicated(r))
             elif r.root_dedup:
-                holder = await self._write(self._tree(r), r.root_dedup)
+                holder = await self._write(self._tree(r), rid, parts, r.root_dedup)
                 if holder is None:
                     out.append(self._to_node(r))
                 else:

@@ -217,7 +217,7 @@ class Job(JobMoves):
         return job_from_bullmq_hash(Job, queue, rawData, jobId)
 
     async def promote(self) -> None:
-        r = await scripts.one(self.queue.runner, "promote", [self.id])
+        r = await scripts.one_once(self.queue.runner, "promote", [self.id])
         if r < 0:
             raise error_from_code(r, "promote", str(self.id))
         self.delay = 0
@@ -226,7 +226,7 @@ class Job(JobMoves):
         o = v.plain_object("opts", opts)
         p = v.priority(o.get("priority", 0))
         lifo = v.boolean("lifo", o.get("lifo", False))
-        r = await scripts.one(self.queue.runner, "changePriority", [self.id, p, "1" if lifo else "0"])
+        r = await scripts.one_once(self.queue.runner, "changePriority", [self.id, p, "1" if lifo else "0"])
         if r < 0:
             raise error_from_code(r, "changePriority", str(self.id))
         self.priority = p

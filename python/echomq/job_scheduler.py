@@ -196,7 +196,8 @@ class JobScheduler:
         """0 removed, 1 no such scheduler (BullMQ Python's reply)."""
         sid = v.non_empty_string("job_scheduler_id", job_scheduler_id)
         await self.queue.waitUntilReady()
-        return 0 if int(await self.queue.runner.call("removeScheduler", [sid])) == 1 else 1
+        # Applied once: a resend replies the first run's 1, not 0 (no such scheduler).
+        return 0 if int(await self.queue.runner.call_once("removeScheduler", [sid], "removeScheduler")) == 1 else 1
 
     async def isJobScheduler(self, job_scheduler_id: str) -> bool:
         sid = v.non_empty_string("job_scheduler_id", job_scheduler_id)

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from . import codec
+from . import scripts
 from .keys import QueueKeys
 from .runner import Runner
 
@@ -35,7 +36,7 @@ async def drain_outbox(client: Any, keys: QueueKeys, budget: int = OUTBOX_BATCH,
         if e is not None:
             pkeys = QueueKeys(e["pq"], e["ppx"])
             if pkeys.job(e["pid"]) == e["pk"]:
-                r = await Runner(client, pkeys).call("resolveChild", [e["pid"], e["c"], e["k"], e.get("v") or ""])
+                r = await scripts.resolve_child(Runner(client, pkeys), e["pid"], e["c"], e["k"], e.get("v") or "")
                 if int(r[1]) == 1 and hops < _MAX_HOPS:
                     await drain_outbox(client, pkeys, budget, hops + 1)
         await client.zrem(keys.outbox, raw)

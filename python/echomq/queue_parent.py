@@ -44,9 +44,12 @@ class QueueParent:
         if not x["same"]:
             if not a.id:
                 a.id = str(await exec_stamped(self.client, self.keys, lambda p: p.hincrby(self.keys.meta, "id", 1)))
-            if int(await prunner.call("addDependency", [x["id"], self.keys.job(a.id)])) < 0:
+            res = await scripts.one_once(prunner, "addDependency", [x["id"], self.keys.job(a.id)])
+            if res < 0:
                 raise missing_parent(x)
-            registered = True
+            # Only a registration this call made is taken back (0: the parent already counted it;
+            # a resend replies the first run's 1, applied once).
+            registered = res == 1
         pj = json.dumps({"pid": x["id"], "pk": x["key"], "pq": x["queue"], "ppx": x["prefix"], "pol": policy,
                          "same": 1 if x["same"] else 0}, separators=(",", ":"))
         child = _ChildAdd(**{f: getattr(a, f) for f in a.__dataclass_fields__}, parent_json=pj)
@@ -54,10 +57,10 @@ class QueueParent:
             [r] = await scripts.add(self.runner, [child])
         except Exception:
             if registered:
-                await prunner.call("resolveChild", [x["id"], self.keys.job(a.id), "d", ""])
+                await scripts.resolve_child(prunner, x["id"], self.keys.job(a.id), "d")
             raise
         if registered and not r.created:  # an existing job came back: not this parent's child after all
-            await prunner.call("resolveChild", [x["id"], self.keys.job(r.id), "d", ""])
+            await scripts.resolve_child(prunner, x["id"], self.keys.job(r.id), "d")
         merged: Dict[str, Any] = {**getattr(self, "jobsOpts", {}), **o}
         job = self._job_of(child, r, data, merged)
         job.parentKey = x["logical"]

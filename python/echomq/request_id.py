@@ -99,6 +99,26 @@ def new_request_id(client: Any) -> str:
     return rid if o.ms is None else f"{rid}@{now + o.ms}"
 
 
+# Most bytes in a request id (lib/once.lua).
+MAX_REQUEST_ID_BYTES = 200
+_PART = re.compile(r"[0-9A-Za-z]{1,16}")
+_SENT = re.compile(r"@\d+$")
+
+
+def derive_request_id(request_id: str, part: Any) -> str:
+    """The id of part ``part`` of a logical call made of several script calls (a cross-queue
+    flow), as src/scripts/request-id.ts deriveRequestId: ``<id>/<part>``, keeping ``@<ms>`` last,
+    so a retry of the logical call with the same id gives each part the same id again."""
+    p = str(part)
+    if not _PART.fullmatch(p):
+        raise ValueError(f"request id part: 1 to 16 letters or digits, got {p!r}")
+    m = _SENT.search(request_id)
+    rid = f"{request_id[:m.start()]}/{p}{m.group(0)}" if m else f"{request_id}/{p}"
+    if not request_id or len(rid.encode()) > MAX_REQUEST_ID_BYTES:
+        raise ValueError(f"request id: 1 to {MAX_REQUEST_ID_BYTES} bytes with its part, got {len(rid.encode())}")
+    return rid
+
+
 # Redis's words for a call it refused before running it: nothing was written.
 _REFUSED = re.compile(r"^(OOM|READONLY|NOPERM|MISCONF|NOREPLICAS|MASTERDOWN|NOAUTH|WRONGPASS)\b")
 # redis-py strips the error word of the errors it has a class for; put Redis's text back.

@@ -148,7 +148,8 @@ async def one(run: Runner, name: str, args: Sequence[Any]) -> int:
 
 
 async def one_once(run: Runner, name: str, args: Sequence[Any], request_id: Optional[str] = None) -> int:
-    """An applied-once script with an integer reply (addLog, retry, moveToDelayed, moveToWaitingChildren)."""
+    """An applied-once script with an integer reply (addLog, retry, moveToDelayed, moveToWaitingChildren,
+    promote, changePriority, moveToWait, addDependency)."""
     return int(await run.call_once(name, list(args), name, request_id))
 
 
@@ -157,5 +158,12 @@ async def release_claim(run: Runner, request_ids: Sequence[str]) -> List[str]:
     return [str(x) for x in (await run.call("releaseClaim", list(request_ids)) or [])]
 
 
-async def remove(run: Runner, ids: Sequence[str]) -> List[int]:
-    return [int(x) for x in await run.call("remove", ["", "", *ids])]
+async def remove(run: Runner, ids: Sequence[str], request_id: Optional[str] = None) -> List[int]:
+    """Per-id results (1 removed, -1 missing, -3 held); applied once: a resend replies the first run's."""
+    return [int(x) for x in await run.call_once("remove", ["", "", *ids], "remove", request_id)]
+
+
+async def resolve_child(run: Runner, parent_id: str, child_key: str, kind: str, value: str = "",
+                        request_id: Optional[str] = None) -> List[Any]:
+    """resolveChild.lua, applied once: a resend replies the first run's {status, outboxWritten}."""
+    return list(await run.call_once("resolveChild", [parent_id, child_key, kind, value], "resolveChild", request_id))

@@ -428,7 +428,8 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
 
     async def _hand_back(self, run: _Run) -> None:
         try:
-            await scripts.one(self.runner, "moveToWait", [run.job.id, run.token])
+            # '' owner and '1': the worker's own hand-back, with a request id (moveToWait.lua).
+            await scripts.one_once(self.runner, "moveToWait", [run.job.id, run.token, "", "1"])
         except Exception as e:
             self.emit("error", e)
         finally:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Awaitable, Callable, List, Optional, Tuple
 
 SCRIPT_CALLS = (b"FCALL", b"FCALL_RO", b"EVALSHA", b"EVAL")
+# Replies of scripts Redis did not have (they did not run): never dropped; the client sends the
+# script again in full, and that reply is the one a policy can drop.
+_NOT_RUN = (b"-NOSCRIPT", b"-ERR Function not found")
 
 
 def _line(buf: bytes, pos: int) -> Optional[Tuple[bytes, int]]:
@@ -83,6 +86,9 @@ class FaultProxy:
     def __init__(self, host: str, port: int, policy: Optional[Policy] = None) -> None:
         self.host, self.port_up = host, port
         self.policy: Policy = policy or (lambda n, a: False)
+        # Awaited when a reply is dropped, before the connection is cut: the client still waits
+        # for that reply, so what it does lands between the first run and the resend.
+        self.on_drop: Optional[Callable[[], Awaitable[Any]]] = None
         self.dropped = 0
         self.commands = 0
         self._server: Optional[asyncio.base_events.Server] = None
@@ -120,7 +126,7 @@ class FaultProxy:
             cw.close()
             return
         self._conns.update((cw, uw))
-        flags: deque = deque()
+        sent: deque = deque()  # (name, first argument) of each command awaiting its reply
 
         def cut() -> None:
             cw.close()
@@ -143,7 +149,7 @@ class FaultProxy:
                         name = bytes(cmd[0]).upper() if isinstance(cmd, list) and cmd else b""
                         arg = bytes(cmd[1]) if isinstance(cmd, list) and len(cmd) > 1 else b""
                         self.commands += 1
-                        flags.append(self.policy(name, arg))
+                        sent.append((name, arg))
                     uw.write(buf[:pos])
                     buf = buf[pos:]
                     await uw.drain()
@@ -167,10 +173,13 @@ class FaultProxy:
                         if r is None:
                             break
                         start, pos = pos, r[1]
-                        if flags and flags.popleft():
+                        cmd = sent.popleft() if sent else (b"", b"")
+                        if not buf.startswith(_NOT_RUN, start) and self.policy(*cmd):
                             self.dropped += 1
                             if out:
                                 cw.write(out)
+                            if self.on_drop is not None:
+                                await self.on_drop()
                             cut()
                             return
                         out += buf[start:pos]

@@ -4,6 +4,7 @@ connection, so redis-py resends the same command (the same request id) to the re
 import asyncio
 import re
 import uuid
+from typing import Any, List
 from urllib.parse import urlparse
 
 import pytest
@@ -26,9 +27,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError, OutOfMemor
 def _is(script: str):
     sha = library().scripts[script].sha.encode()
     fn = (library().scripts[script].function_name or "\0").encode()
+    src = library().scripts[script].source.encode()
 
     def pred(name: bytes, arg: bytes) -> bool:
-        return (name == b"FCALL" and arg == fn) or (name == b"EVALSHA" and arg == sha)
+        # EVAL: the script was not cached yet (NOSCRIPT) and is sent in full.
+        return (name == b"FCALL" and arg == fn) or (name == b"EVALSHA" and arg == sha) or (name == b"EVAL" and arg == src)
     return pred
 
 
@@ -224,4 +227,185 @@ async def test_node_rerun_answers_a_python_claim(node, redis_url, conn, qname):
     res = await node.call("claimOnce", url=redis_url, queue=qname, count=2, requestId=rid)
     assert sorted(res["ids"]) == sorted(j.id for j in first.jobs) == sorted(j.id for j in added)
     assert await q.getJobCountByTypes("active") == 2  # the rerun claimed nothing new
+    await q.close()
+
+
+# -- moves and cross-queue flow helpers (promote, changePriority, remove, moveToWait,
+# addDependency, resolveChild) and flow parts under ids derived from one request id --
+
+def _events_of(entries: List[Any], job_id: str) -> List[str]:
+    """A job's events in a stream's entries ("event" or "event:prev"); shared entries are split
+    at each jobId, each job taking the shared fields first."""
+    out = []
+    for _, f in entries:
+        items = list(f.items())
+        shared = {}
+        i = 1  # items[0] is ("event", name)
+        while i < len(items) and items[i][0] != "jobId":
+            shared[items[i][0]] = items[i][1]
+            i += 1
+        if i < len(items):
+            own = {**shared, "jobId": items[i][1]}
+            own.update(dict(items[i + 1:]))
+            if own["jobId"] == job_id:
+                out.append(f"{f['event']}:{own['prev']}" if own.get("prev") else f["event"])
+    return out
+
+
+async def _ids_in_claim_order(r, qname: str) -> List[str]:
+    got = await scripts.claim(Runner(r, QueueKeys(qname)), 10, 30_000)
+    return [j.fields["name"] for j in got.jobs]
+
+
+async def test_promote_change_priority_remove_with_lost_replies(proxy, conn, qname, r):
+    k = QueueKeys(qname)
+    q = Queue(qname, {"connection": via(proxy)})
+    job = await q.add("d", {}, {"delay": 60_000})
+    proxy.policy = matching(_is("promote"))
+    await job.promote()  # the resend answers 1, not "not delayed"
+    assert proxy.dropped == 1 and await r.hget(k.job(job.id), "st") == "w"
+    assert [e for e in _events_of(await r.xrange(k.events), job.id) if e.split(":")[0] == "waiting"] == ["waiting:delayed"]
+
+    # changePriority: a job arrives between the first run and its resend; the resend must not
+    # move the changed job behind it.
+    qp = qname + "-prio"
+    q2 = Queue(qp, {"connection": via(proxy)})
+    direct = Queue(qp, {"connection": conn})
+    a = await q2.add("a", {}, {"priority": 3})
+    await q2.add("b", {}, {"priority": 3})
+
+    async def arrive() -> None:
+        await direct.add("c", {}, {"priority": 3})
+    proxy.on_drop = arrive
+    proxy.policy = matching(_is("changePriority"))
+    await a.changePriority({"priority": 3})
+    proxy.on_drop = None
+    assert proxy.dropped == 2
+    order = await _ids_in_claim_order(r, qp)
+    print(f"changePriority with its reply dropped: claim order {' '.join(order)}")
+    assert order == ["b", "a", "c"]
+
+    # remove of a flow root: the resend answers, every job goes, one removed event each.
+    fp = FlowProducer({"connection": conn})
+    tree = await fp.add({"name": "root", "queueName": qname, "children": [
+        {"name": "leaf", "queueName": qname, "data": {"i": i}} for i in range(2)]})
+    await fp.close()
+    ids = [tree["job"].id] + [c["job"].id for c in tree["children"]]
+    proxy.policy = matching(_is("remove"))
+    assert await q.remove(tree["job"].id) == 1
+    assert proxy.dropped == 3
+    assert [await r.exists(k.job(i)) for i in ids] == [0, 0, 0]
+    entries = await r.xrange(k.events)
+    assert [len([e for e in _events_of(entries, i) if e.split(":")[0] == "removed"]) for i in ids] == [1, 1, 1]
+    for x in (q, q2, direct):
+        await x.close()
+
+
+async def test_worker_hand_back_with_lost_reply(proxy, conn, qname, r):
+    from echomq.custom_errors.step_errors import RateLimitError
+    k = QueueKeys(qname)
+    q = Queue(qname, {"connection": conn})
+    job = await q.add("x", {})
+    runs, errors = [], []
+    done = asyncio.get_running_loop().create_future()
+
+    async def proc(j, token):
+        runs.append(j.id)
+        if len(runs) == 1:
+            raise RateLimitError()
+        return "ok"
+    proxy.policy = matching(_is("moveToWait"))
+    w = Worker(qname, proc, {"connection": via(proxy)})
+    w.on("error", lambda err, *_: errors.append(str(err)))
+    w.on("completed", lambda *_: done.done() or done.set_result(None))
+    await asyncio.wait_for(done, 10)
+    await w.close()
+    assert proxy.dropped == 1 and errors == [] and len(runs) == 2
+    assert [e for e in _events_of(await r.xrange(k.events), job.id) if e.split(":")[0] == "waiting"] == ["waiting:active"]
+    await q.close()
+
+
+async def test_cross_queue_parent_registration_with_lost_replies(proxy, conn, qname, r):
+    qa, qb = qname + "-a", qname + "-b"
+    ka, kb = QueueKeys(qa), QueueKeys(qb)
+    a = Queue(qa, {"connection": conn})
+    b = Queue(qb, {"connection": conn})
+    parent = await b.add("p", {})
+    await a.add("x", {}, {"jobId": "dup"})
+    pa = Queue(qa, {"connection": via(proxy)})
+    ref = {"id": parent.id, "queue": f"emq:{qb}"}
+    # An existing job added as a child: the registration is taken back although its reply was lost.
+    proxy.policy = matching(_is("addDependency"))
+    got = await pa.add("x", {}, {"jobId": "dup", "parent": ref})
+    assert proxy.dropped == 1 and got.id == "dup"
+    assert await r.hgetall(kb["depsBase"] + parent.id) == {} and int(await r.hget(kb.job(parent.id), "pend") or 0) == 0
+    # A new child is registered once; added again, it stays registered (0: already counted).
+    proxy.policy = matching(_is("addDependency"))
+    child = await pa.add("y", {}, {"jobId": "kid", "parent": ref})
+    assert proxy.dropped == 2
+    await pa.add("y", {}, {"jobId": "kid", "parent": ref})
+    assert await r.hget(kb["depsBase"] + parent.id, ka.job(child.id)) == "p"
+    assert await r.hget(kb.job(parent.id), "pend") == "1"
+    for x in (a, b, pa):
+        await x.close()
+
+
+async def test_outbox_delivery_with_lost_reply_counts_the_child_once(proxy, conn, qname, r):
+    qa, qb = qname + "-a", qname + "-b"
+    kb = QueueKeys(qb)
+    fp = FlowProducer({"connection": conn})
+    tree = await fp.add({"name": "root", "queueName": qb, "children": [{"name": "leaf", "queueName": qa}]})
+    await fp.close()
+    root = tree["job"].id
+    proxy.policy = matching(_is("resolveChild"))
+    w = Worker(qa, lambda job, token: asyncio.sleep(0, "ok"), {"connection": via(proxy)})
+    w.on("error", lambda *_: None)
+    for _ in range(200):
+        if await r.hget(kb.job(root), "st") == "w":
+            break
+        await asyncio.sleep(0.05)
+    await w.close()
+    assert proxy.dropped == 1
+    assert await r.hget(kb.job(root), "pend") == "0" and await r.hget(kb.job(root), "st") == "w"
+    assert [e for e in _events_of(await r.xrange(kb.events), root) if e.split(":")[0] == "waiting"] == ["waiting:waiting-children"]
+
+
+async def test_cross_queue_flow_parts_share_one_request_id(proxy, conn, qname, r):
+    qa, qb = qname + "-a", qname + "-b"
+    n = [0]
+
+    def first_of_each(name: bytes, arg: bytes) -> bool:
+        if not _is("addFlow")(name, arg):
+            return False
+        n[0] += 1
+        return n[0] % 2 == 1
+    proxy.policy = first_of_each
+    fp = FlowProducer({"connection": via(proxy, retries=0)})  # no resend: call_once retries itself
+    await fp.add({"name": "root", "queueName": qa, "children": [
+        {"name": "mid", "queueName": qb, "children": [{"name": "leaf", "queueName": qa}]}]})
+    await fp.close()
+    assert proxy.dropped >= 3
+    jobs = [key for q in (qa, qb) for key in await r.keys(QueueKeys(q)["jobBase"] + "*")]
+    assert len(jobs) == 3
+    rids = [key[len(QueueKeys(q)["reqBase"]):] for q in (qa, qb) for key in await r.keys(QueueKeys(q)["reqBase"] + "*")]
+    assert sorted(re.search(r"/(\d+)(@\d+)?$", x).group(1) for x in rids) == ["0", "1", "2"]
+    assert len({re.sub(r"/\d+(@\d+)?$", r"\1", x) for x in rids}) == 1
+
+
+def test_derived_request_ids():
+    from echomq.request_id import derive_request_id
+    assert derive_request_id("abc7@1700000000000", 2) == "abc7/2@1700000000000"
+    assert derive_request_id("abc7", "r0") == "abc7/r0"
+    assert len(derive_request_id("x" * 197, 10)) == 200
+    for bad in (("x" * 198, 10), ("abc", ""), ("abc", "a/b"), ("", 1)):
+        with pytest.raises(ValueError):
+            derive_request_id(*bad)
+
+
+async def test_remove_job_scheduler_with_lost_reply(proxy, conn, qname, r):
+    q = Queue(qname, {"connection": via(proxy)})
+    await q.upsertJobScheduler("hourly", {"every": 3_600_000}, "s")
+    proxy.policy = matching(_is("removeScheduler"))
+    assert await q.removeJobScheduler("hourly") == 0  # BullMQ Python's "removed", not 1 (no such scheduler)
+    assert proxy.dropped == 1 and not await q.isJobScheduler("hourly")
     await q.close()

@@ -26,6 +26,7 @@ import { drainOutbox, readDependencies, type ParentArgs } from '../job/flows.js'
 import { addJobs, newJob, newJobHash, type NewJob } from '../job/new-job.js';
 import { lifecycleScripts, type FlowNodeArgs } from '../scripts/lifecycle.js';
 import { missingParentError, type AddJobArgs } from '../scripts/index.js';
+import { deriveRequestId, newRequestId, retryLost } from '../scripts/request-id.js';
 import * as v from '../core/validate.js';
 import { JobStateCode } from '../core/fields.js';
 
@@ -190,12 +191,14 @@ export class FlowProducer extends EventEmitter {
     const order: Prepared[] = [];
     for (const r of roots) if (!r.dedup) order.push(...treeOf(r));
     await this.checkExternalParents(roots);
+    // One request id for the logical add; each of its script calls gets a part of it.
+    const rid = newRequestId(this.conn.client);
     // Parents before children: a root's parent in another queue counts it before it exists.
-    const registered = await this.registerExternal(roots);
+    const registered = await this.registerExternal(roots, rid);
     try {
-      if (order.length > 0) await this.write(order);
+      if (order.length > 0) await this.write(order, rid);
     } catch (err) {
-      await this.unregisterExternal(registered);
+      await this.unregisterExternal(registered, rid);
       throw err;
     }
     return Promise.all(roots.map((r) => (r.dedup ? this.addDeduplicated(r) : this.toNode(r))));
@@ -288,15 +291,17 @@ export class FlowProducer extends EventEmitter {
     }
   }
 
-  /** Registers roots with an external parent in another queue as its pending dependencies. */
-  private async registerExternal(roots: Prepared[]): Promise<Prepared[]> {
+  /** Registers roots with an external parent in another queue as its pending dependencies (request id parts r0, r1, ...). */
+  private async registerExternal(roots: Prepared[], rid: string): Promise<Prepared[]> {
     const done: Prepared[] = [];
-    for (const r of roots) {
+    for (const [i, r] of roots.entries()) {
       const ext = r.external;
       if (!ext || ext.same || r.dedup) continue;
-      const res = await lifecycleScripts.addDependency({ client: this.conn.client, keys: queueKeys(ext.queue, ext.prefix) }, { parentId: ext.id, childKey: r.key });
+      const requestId = deriveRequestId(rid, `r${i}`);
+      const ctx = { client: this.conn.client, keys: queueKeys(ext.queue, ext.prefix) };
+      const res = await retryLost(() => lifecycleScripts.addDependency(ctx, { parentId: ext.id, childKey: r.key, requestId }));
       if (res === Code.NOT_FOUND) {
-        await this.unregisterExternal(done);
+        await this.unregisterExternal(done, rid);
         throw missingParentError(ext);
       }
       if (res === 1) done.push(r);
@@ -304,11 +309,13 @@ export class FlowProducer extends EventEmitter {
     return done;
   }
 
-  /** Takes back registrations of roots that were not written after all. */
-  private async unregisterExternal(roots: Prepared[]): Promise<void> {
-    for (const r of roots) {
+  /** Takes back registrations of roots that were not written after all (parts u0, u1, ...). */
+  private async unregisterExternal(roots: Prepared[], rid: string): Promise<void> {
+    for (const [i, r] of roots.entries()) {
       const ext = r.external!;
-      await lifecycleScripts.resolveChild({ client: this.conn.client, keys: queueKeys(ext.queue, ext.prefix) }, { parentId: ext.id, childKey: r.key, kind: 'd', value: '' });
+      const requestId = deriveRequestId(rid, `u${i}`);
+      const ctx = { client: this.conn.client, keys: queueKeys(ext.queue, ext.prefix) };
+      await retryLost(() => lifecycleScripts.resolveChild(ctx, { parentId: ext.id, childKey: r.key, kind: 'd', value: '', requestId }));
     }
   }
 
@@ -325,9 +332,11 @@ export class FlowProducer extends EventEmitter {
 
   /**
    * Writes the nodes, given parents first, in as few calls as possible: one call per queue part
-   * whose parents are already written (one call in all for a single-queue flow).
+   * whose parents are already written (one call in all for a single-queue flow). Part n is
+   * sent under request id `<rid>/<n>` and sent again with it while its outcome is unknown, so
+   * a lost reply neither leaves the flow half written nor writes a part twice.
    */
-  private async write(order: Prepared[]): Promise<void> {
+  private async write(order: Prepared[], rid: string): Promise<void> {
     const client = this.conn.client;
     let remaining = order;
     const written = new Set<Prepared>();
@@ -341,6 +350,7 @@ export class FlowProducer extends EventEmitter {
       const i = exists.findIndex((e, k) => e === 1 && refused(order[k]));
       if (i >= 0) throw existsError(order[i].args.id);
     }
+    let part = 0;
     while (remaining.length > 0) {
       const base = remaining[0].keys.base;
       const batch: Prepared[] = [];
@@ -351,7 +361,9 @@ export class FlowProducer extends EventEmitter {
           inBatch.add(p);
         }
       }
-      const r = await lifecycleScripts.addFlow({ client, keys: batch[0].keys }, batch.map((p) => p.args));
+      const requestId = deriveRequestId(rid, part++);
+      const nodes = batch.map((p) => p.args);
+      const r = await retryLost(() => lifecycleScripts.addFlow({ client, keys: batch[0].keys }, nodes, requestId));
       if (!r.ok) {
         const node = batch.find((p) => p.args.id === r.existingId)!;
         if (r.code === Code.MISSING_PARENT) throw missingParentError(node.external!);

@@ -1,14 +1,22 @@
 -- changeDelay: reschedules a delayed job to be due `delay` ms from now (Redis clock), whatever
 -- its earlier delay was (BullMQ's Job.changeDelay). The first change keeps the delay the job
 -- was added with in `odl`, so job.opts.delay still shows it while job.delay shows the new one.
--- KEYS: meta, delayed, events, wake, jobBase
--- ARGV: [1] job id, [2] delay (ms, a non-negative integer)
+-- KEYS: meta, delayed, events, wake, jobBase, reqBase
+-- ARGV: [1] job id, [2] delay (ms, a non-negative integer),
+--   [3] request id ('' or absent = none; lib/once.lua): a rerun replies 1 and reschedules nothing
 -- Returns: 1.
--- Errors: -1 no such job; -3 the job is not delayed.
+-- Errors: -1 no such job; -3 the job is not delayed; EMQ_EXPIRED (error reply, lib/once.lua): a
+--   request older than the window without a record.
 -- Events: delayed (jobId, delay = the new due time, ms).
 --!include lib/common.lua
 --!include lib/lanes.lua
+--!include lib/once.lua
 
+-- Applied once (lib/once.lua): a rerun would move the due time by the resend's delay and write
+-- a second delayed event.
+local rec, refused = onceBegin(ARGV[3])
+if refused then return redis.error_reply(refused) end
+if rec then return rec.r end
 local id = ARGV[1]
 local delay = tonumber(ARGV[2])
 local jk = K.jobBase .. id
@@ -22,4 +30,5 @@ redis.call('HSET', jk, 'delay', string.format('%d', delay))
 -- timeout was computed from the old due times.
 scheduleDelayed(id, now + delay)
 emit('delayed', 'jobId', id, 'delay', now + delay)
+onceRecord({ r = 1 })
 return 1

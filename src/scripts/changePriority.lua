@@ -2,14 +2,22 @@
 -- in BullMQ), or the front when lifo is asked; a delayed or active job keeps the new priority
 -- for when it next becomes ready. The first change keeps the priority the job was added with in
 -- `opr`, so job.opts.priority still shows it (as BullMQ's opts do) while job.priority is new.
--- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, laneBase, jobBase
--- ARGV: [1] job id, [2] priority (integer 0..2097151), [3] lifo ('1'/'0')
+-- KEYS: meta, ring, inring, lone, lanes, lpaused, llimit, lactive, rlwait, laneBase, jobBase, reqBase
+-- ARGV: [1] job id, [2] priority (integer 0..2097151), [3] lifo ('1'/'0'),
+--   [4] request id ('' or absent = none; lib/once.lua): a rerun replies 1 and does not move the
+--   job again
 -- Returns: 1.
--- Errors: -1 no such job; -3 the job is finished (completed or failed).
+-- Errors: -1 no such job; -3 the job is finished (completed or failed); EMQ_EXPIRED (error
+--   reply, lib/once.lua): a request older than the window without a record.
 -- Events: none.
 --!include lib/common.lua
 --!include lib/lanes.lua
+--!include lib/once.lua
 
+-- Applied once (lib/once.lua): a rerun would stamp the job again, behind jobs that came since.
+local rec, refused = onceBegin(ARGV[4])
+if refused then return redis.error_reply(refused) end
+if rec then return rec.r end
 local id, prio, lifo = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local jk = K.jobBase .. id
 local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq', 'opr')
@@ -30,4 +38,5 @@ if f[1] == 'w' then
 end
 if not f[5] then redis.call('HSET', jk, 'opr', f[3]) end
 redis.call('HSET', jk, 'prio', prio)
+onceRecord({ r = 1 })
 return 1

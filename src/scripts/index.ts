@@ -8,7 +8,7 @@ import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
 import { Code, InvalidStateError, JobNotFoundError } from '../core/errors.js';
-import { newRequestId, onceError } from './request-id.js';
+import { newRequestId, onceCall as once } from './request-id.js';
 
 export type { ScriptContext } from './runner.js';
 export type { NewJobArgs, AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs, SettleHint } from './args.js';
@@ -50,18 +50,6 @@ const raw = {
 
 /** Names of every transition script (for docs and tests). */
 export const SCRIPT_NAMES = [...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES, ...JOB_SCRIPT_NAMES];
-
-/**
- * Runs an applied-once call (its request id is its last argument): a failure is turned into
- * a typed error (src/scripts/request-id.ts onceError).
- */
-async function once(op: string, requestId: string, p: Promise<unknown>): Promise<unknown> {
-  try {
-    return await p;
-  } catch (err) {
-    throw onceError(err, op, requestId);
-  }
-}
 
 /** Parses {claimed, nextWakeAt, id, fields, ...}; a negative first element is an error code. */
 function parseClaim(reply: unknown): ClaimReply | number {
@@ -221,19 +209,25 @@ export const scripts = {
     return { requeued, failed, hashes: hashes ?? [] };
   },
 
-  promote: async (ctx: ScriptContext, id: string) => Number(await raw.promote(ctx, [id])),
+  /** requestId: see add (a resent promote would find the job no longer delayed). */
+  promote: async (ctx: ScriptContext, id: string, requestId = newRequestId(ctx.client)) =>
+    Number(await once('promote', requestId, raw.promote(ctx, [id, requestId]))),
   /** Back to ready from failed/completed; the attempt counts are reset only when asked (as BullMQ's retry). */
   retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed', reset: { made?: boolean; started?: boolean } = {}, requestId = newRequestId(ctx.client)) =>
     Number(await once('retry', requestId, raw.retry(ctx, [id, state, reset.made ? '1' : '0', reset.started ? '1' : '0', requestId]))),
 
-  /** Per-id results: 1 removed, -1 missing, -3 active or filtered out. */
-  async remove(ctx: ScriptContext, a: { ids: readonly string[]; state?: 'w' | 'd' | 'c' | 'f'; cutoffMs?: number }): Promise<number[]> {
-    const r = (await raw.remove(ctx, [a.state ?? '', a.cutoffMs === undefined ? '' : a.cutoffMs, ...a.ids])) as unknown[];
+  /** Per-id results: 1 removed, -1 missing, -3 active or filtered out. requestId: see add (a resent remove would reply -1). */
+  async remove(ctx: ScriptContext, a: { ids: readonly string[]; state?: 'w' | 'd' | 'c' | 'f'; cutoffMs?: number; requestId?: string }): Promise<number[]> {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    const r = (await once('remove', rid, raw.remove(ctx, [a.state ?? '', a.cutoffMs === undefined ? '' : a.cutoffMs, ...a.ids, rid]))) as unknown[];
     return r.map(Number);
   },
 
-  changePriority: async (ctx: ScriptContext, a: { id: string; priority: number; lifo: boolean }) =>
-    Number(await raw.changePriority(ctx, [a.id, a.priority, a.lifo ? '1' : '0'])),
+  /** requestId: see add (a resent change would move the job back in its tier again). */
+  changePriority: async (ctx: ScriptContext, a: { id: string; priority: number; lifo: boolean; requestId?: string }) => {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    return Number(await once('changePriority', rid, raw.changePriority(ctx, [a.id, a.priority, a.lifo ? '1' : '0', rid])));
+  },
   moveToLane: async (ctx: ScriptContext, a: { id: string; lane: string }) => Number(await raw.moveToLane(ctx, [a.id, a.lane])),
   pause: async (ctx: ScriptContext, paused: boolean) => Number(await raw.pause(ctx, [paused ? '1' : '0'])),
   pauseLane: async (ctx: ScriptContext, a: { lane: string; paused: boolean }) => Number(await raw.pauseLane(ctx, [a.lane, a.paused ? '1' : '0'])),
@@ -311,16 +305,22 @@ export const scripts = {
     return out;
   },
 
-  /** Hands an active job back to ready without counting an attempt: 1, or -1 missing / -2 stale. */
-  moveToWait: async (ctx: ScriptContext, a: { id: string; token: string }) => Number(await raw.moveToWait(ctx, [a.id, a.token])),
+  /**
+   * Hands an active job back to ready without counting an attempt: 1, or -1 missing / -2 stale.
+   * requestId: see add (a resent hand-back would report a stale token).
+   */
+  moveToWait: async (ctx: ScriptContext, a: { id: string; token: string; requestId?: string }) => {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    return Number(await once('moveToWait', rid, raw.moveToWait(ctx, [a.id, a.token, '', '1', rid])));
+  },
 
   /**
    * Lock-holder calls (manual processing, step jobs; src/job/job-moves.ts). owner: the caller's
    * token ('' = not checked); fence: the att the caller's Job was claimed under ('' = unknown).
    * Negative replies are lib/lock.lua's codes (-1, -2, -3, -6).
    */
-  moveToWaitAs: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string }) =>
-    Number(await raw.moveToWait(ctx, [a.id, a.fence, a.owner])),
+  moveToWaitAs: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string }, requestId = newRequestId(ctx.client)) =>
+    Number(await once('moveToWait', requestId, raw.moveToWait(ctx, [a.id, a.fence, a.owner, '', requestId]))),
   /** Due time (ms, Redis clock), or a negative code. */
   moveToDelayed: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; delayMs: number }, requestId = newRequestId(ctx.client)) =>
     Number(await once('moveToDelayed', requestId, raw.moveToDelayed(ctx, [a.id, a.owner, a.fence, a.delayMs, requestId]))),

@@ -7,7 +7,7 @@ import { bindScript as call, type ScriptContext } from './runner.js';
 import { keepArgs } from '../core/options.js';
 import type { NewJobArgs } from './args.js';
 import { Code } from '../core/errors.js';
-import { newRequestId, onceError } from './request-id.js';
+import { newRequestId, onceCall as once } from './request-id.js';
 
 const raw = {
   addFlow: call('addFlow'),
@@ -80,27 +80,31 @@ export const lifecycleScripts = {
     }
     // Applied once (docs/protocol.md "Applied once"): a resend answers from the first run's record.
     args.push(requestId);
-    let r: unknown[];
-    try {
-      r = (await raw.addFlow(ctx, args)) as unknown[];
-    } catch (err) {
-      throw onceError(err, 'addFlow', requestId);
-    }
+    const r = (await once('addFlow', requestId, raw.addFlow(ctx, args))) as unknown[];
     const code = Number(r[0]);
     if (code === Code.CROSS_QUEUE_CHILDREN || code === Code.MISSING_PARENT || code === Code.OTHER_PARENT) return { ok: false, existingId: String(r[1]), code };
     return { ok: true, existing: r.slice(1).map(String) };
   },
 
-  /** 1 registered, 0 already known, -1 no such parent. */
-  addDependency: async (ctx: ScriptContext, a: { parentId: string; childKey: string }): Promise<number> =>
-    Number(await raw.addDependency(ctx, [a.parentId, a.childKey])),
+  /**
+   * 1 registered, 0 already known, -1 no such parent. requestId: one per logical call (a resend
+   * replies the first run's 1, not 0: the caller takes back only what it registered).
+   */
+  async addDependency(ctx: ScriptContext, a: { parentId: string; childKey: string; requestId?: string }): Promise<number> {
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    return Number(await once('addDependency', rid, raw.addDependency(ctx, [a.parentId, a.childKey, rid])));
+  },
 
-  /** status: 1 counted, 0 not pending (already counted or unknown), -1 no such parent. */
+  /**
+   * status: 1 counted, 0 not pending (already counted or unknown), -1 no such parent.
+   * requestId: as addDependency (a resend replies the first run's status and outboxWritten).
+   */
   async resolveChild(
     ctx: ScriptContext,
-    a: { parentId: string; childKey: string; kind: ChildOutcome; value: string },
+    a: { parentId: string; childKey: string; kind: ChildOutcome; value: string; requestId?: string },
   ): Promise<{ status: number; outboxWritten: boolean }> {
-    const r = (await raw.resolveChild(ctx, [a.parentId, a.childKey, a.kind, a.value])) as unknown[];
+    const rid = a.requestId ?? newRequestId(ctx.client);
+    const r = (await once('resolveChild', rid, raw.resolveChild(ctx, [a.parentId, a.childKey, a.kind, a.value, rid]))) as unknown[];
     return { status: Number(r[0]), outboxWritten: Number(r[1]) === 1 };
   },
 
@@ -109,7 +113,8 @@ export const lifecycleScripts = {
    * the entry it had ('' when nothing changed); `undo` puts that entry back (kind u).
    */
   async reopenChild(ctx: ScriptContext, a: { parentId: string; childKey: string; undo?: string }): Promise<string> {
-    const r = (await raw.resolveChild(ctx, [a.parentId, a.childKey, a.undo === undefined ? 'p' : 'u', a.undo ?? ''])) as unknown[];
+    const rid = newRequestId(ctx.client);
+    const r = (await once('resolveChild', rid, raw.resolveChild(ctx, [a.parentId, a.childKey, a.undo === undefined ? 'p' : 'u', a.undo ?? '', rid]))) as unknown[];
     return r[2] === undefined ? '' : String(r[2]);
   },
 
@@ -136,5 +141,7 @@ export const lifecycleScripts = {
     return parseSlot((await raw.advanceScheduler(ctx, [a.id, a.version, a.next, opt(a.nextCronSlot)])) as unknown[]);
   },
 
-  removeScheduler: async (ctx: ScriptContext, id: string): Promise<boolean> => Number(await raw.removeScheduler(ctx, [id])) === 1,
+  /** Applied once (request id last): a resend replies the first run's true. */
+  removeScheduler: async (ctx: ScriptContext, id: string, rid = newRequestId(ctx.client)): Promise<boolean> =>
+    Number(await once('removeScheduler', rid, raw.removeScheduler(ctx, [id, rid]))) === 1,
 };

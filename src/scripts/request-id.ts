@@ -61,6 +61,44 @@ export function newRequestId(client: TimeClient): string {
   return o.ms === undefined ? id : `${id}@${now + o.ms}`;
 }
 
+/** Most bytes in a request id (lib/once.lua). */
+export const MAX_REQUEST_ID_BYTES = 200;
+
+/**
+ * The id of part `part` of a logical call made of several script calls (a cross-queue flow):
+ * `<id>/<part>`, keeping the `@<ms>` suffix last, so every part has its own record and a retry
+ * of the logical call with the same id gives each part the same id again.
+ */
+export function deriveRequestId(requestId: string, part: string | number): string {
+  const p = String(part);
+  if (!/^[0-9A-Za-z]{1,16}$/.test(p)) throw new RangeError(`request id part: 1 to 16 letters or digits, got ${JSON.stringify(p)}`);
+  const at = /@\d+$/.exec(requestId);
+  const id = at ? `${requestId.slice(0, at.index)}/${p}${at[0]}` : `${requestId}/${p}`;
+  if (requestId === '' || Buffer.byteLength(id) > MAX_REQUEST_ID_BYTES) {
+    throw new RangeError(`request id: 1 to ${MAX_REQUEST_ID_BYTES} bytes with its part, got ${Buffer.byteLength(id)}`);
+  }
+  return id;
+}
+
+/** Pauses (ms) before a call whose outcome is unknown is sent again (as the Python client's). */
+const LOST_RETRY_PAUSES = [50, 200];
+
+/**
+ * Runs `call` (an applied-once call with a fixed request id) and sends it again after a short
+ * pause while its outcome is unknown (the reply was lost and the client did not resend it): the
+ * rerun answers from the first run's record. An expired request is not retried.
+ */
+export async function retryLost<T>(call: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof RequestOutcomeUnknownError) || err.expired || i >= LOST_RETRY_PAUSES.length) throw err;
+      await new Promise((r) => setTimeout(r, LOST_RETRY_PAUSES[i]));
+    }
+  }
+}
+
 /** Redis's words for a call it refused before running it: nothing was written. */
 const REFUSED = /^(OOM|READONLY|NOPERM|MISCONF|NOREPLICAS|MASTERDOWN|NOAUTH|WRONGPASS)\b/;
 
@@ -78,4 +116,13 @@ export function onceError(err: unknown, op: string, requestId: string): unknown 
   // A reply error is a reply: the script ran or Redis refused it; anything else lost the reply.
   if (err.name === 'ReplyError') return err;
   return new RequestOutcomeUnknownError(op, requestId, err);
+}
+
+/** Runs an applied-once call (its request id is among its arguments): a failure becomes the typed error of onceError. */
+export async function onceCall(op: string, requestId: string, p: Promise<unknown>): Promise<unknown> {
+  try {
+    return await p;
+  } catch (err) {
+    throw onceError(err, op, requestId);
+  }
 }
