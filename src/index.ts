@@ -55,7 +55,7 @@ export {
   WAITING_ERROR,
   CONNECTION_CLOSED_ERROR_MSG,
 } from './core/errors.js';
-export { BULLMQ_MAJOR_VERSION, PRIORITY_LIMIT, QUEUE_EVENT_SUFFIX, DELAY_TIME_1, DELAY_TIME_5, MetricsTime, ClientType } from './core/constants.js';
+export { BULLMQ_MAJOR_VERSION, PRIORITY_LIMIT, QUEUE_EVENT_SUFFIX, DELAY_TIME_1, DELAY_TIME_5, MetricsTime, ClientType, SpanKind } from './core/constants.js';
 export { QueueEvents, type QueueEventsOptions, type QueueEventsListener } from './events/queue-events.js';
 export { QueueEventsProducer, type QueueEventsProducerOptions } from './events/queue-events-producer.js';
 export { queueKeys, escapeQueueName, shardQueueName, type QueueKeys } from './core/keys.js';
@@ -68,5 +68,10 @@ export {
   delay, randomUUID, lengthInUtf8Bytes, isEmpty, array2obj, objectToFlatArray, removeUndefinedFields, invertObject,
   parseObjectValues, increaseMaxListeners, decreaseMaxListeners, isRedisInstance, isRedisCluster, getParentKey,
   isNotConnectionError, errorToJSON, removeAllQueueData, errorObject, tryCatch, isRedisVersionLowerThan, toString,
+  clientCommandMessageReg, forwardConnectionError,
 } from './core/utils.js';
 export { LEGACY_REPEATABLE_JOBS_MIGRATION_URL, defaultRepeatStrategy, getNextMillis, type RepeatStrategyOptions } from './lifecycle/repeat-strategy.js';
+// BullMQ 6's type names over echomq's types (the ones left out: test/compat/type-exports.test.ts).
+export type * from './compat-types.js';
+export type * from './compat-jobs.js';
+export type * from './compat-telemetry.js';

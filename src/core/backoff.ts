@@ -20,8 +20,11 @@ export interface BackoffOptions {
   jitter?: number;
 }
 
-/** A custom strategy: the delay in ms, or a promise of it (BullMQ awaits it). */
-export type BackoffStrategy = (attemptsMade: number, type: string, err: Error, job: unknown) => number | Promise<number>;
+/**
+ * A custom strategy: the delay in ms, or a promise of it (BullMQ awaits it). `job` is the failed
+ * Job; typed `any` because core/ cannot name Job, so strategies typed with Job or MinimalJob fit.
+ */
+export type BackoffStrategy = (attemptsMade: number, type: string, err: Error, job: any) => number | Promise<number>;
 
 /** Validates and normalises `backoff` (a number is a fixed delay in ms). */
 export function normalizeBackoff(value: unknown, field = 'backoff'): BackoffOptions | undefined {

@@ -39,3 +39,11 @@ export type MetricsTime = (typeof METRICS_TIME)[keyof typeof METRICS_TIME];
 /** BullMQ's kinds of Redis connection (a string enum). */
 export const ClientType = Object.freeze({ blocking: 'blocking', normal: 'normal' } as const);
 export type ClientType = (typeof ClientType)[keyof typeof ClientType];
+
+/**
+ * BullMQ's span kinds (OpenTelemetry's values), for code that implements BullMQ's Telemetry
+ * interface. echomq's own spans come from @opentelemetry/api (src/ops/tracing.ts).
+ */
+const SPAN_KIND = { INTERNAL: 0, SERVER: 1, CLIENT: 2, PRODUCER: 3, CONSUMER: 4 } as const;
+export const SpanKind = enumOf(SPAN_KIND);
+export type SpanKind = (typeof SPAN_KIND)[keyof typeof SPAN_KIND];

@@ -80,6 +80,16 @@ export function getParentKey(opts: { id: string; queue: string } | undefined): s
   return opts ? `${opts.queue}:${opts.id}` : undefined;
 }
 
+/** What a Redis server without the CLIENT command (GCP Memorystore) answers to it. */
+export const clientCommandMessageReg = /ERR unknown command ['`]\s*client\s*['`]/;
+
+/** Re-emits the connection's errors as the emitter's, only while the emitter has 'error' listeners. */
+export function forwardConnectionError(emitter: EventEmitter, connection: EventEmitter): void {
+  connection.on('error', (error: unknown) => {
+    if (emitter.listenerCount('error') > 0) emitter.emit('error', error);
+  });
+}
+
 /** False for connection-closed and refused-connection errors (the ones to retry or ignore). */
 export function isNotConnectionError(error: Error & { code?: string }): boolean {
   const closed = error.name === 'ConnectionClosedError' || error.message === 'Connection is closed.';

@@ -5,12 +5,10 @@
  * scheme), so BullMQ tools that read CLIENT LIST see echomq's workers too. Read-only.
  */
 import type { RedisClient } from '../core/connection.js';
+import { clientCommandMessageReg } from '../core/utils.js';
 
 /** One CLIENT LIST entry: every `key=value` field, `name` replaced by the queue name, `rawname` the connection's name. */
 export type ClientInfo = Record<string, string>;
-
-/** Redis servers that refuse CLIENT (GCP Memorystore) answer with this. */
-const UNKNOWN_CLIENT_COMMAND = /ERR unknown command ['`]\s*client\s*['`]/;
 
 /** Parses CLIENT LIST text, keeping the entries whose name `match` accepts. */
 export function parseClientList(list: string, queueName: string, match: (name: string) => boolean): ClientInfo[] {
@@ -46,7 +44,7 @@ export async function clientsNamed(client: RedisClient, queueName: string, match
       .map((l) => parseClientList(l, queueName, match))
       .reduce((best, cur) => (cur.length > best.length ? cur : best), [] as ClientInfo[]);
   } catch (err) {
-    if (err instanceof Error && UNKNOWN_CLIENT_COMMAND.test(err.message)) return [{ name: 'GCP does not support client list' }];
+    if (err instanceof Error && clientCommandMessageReg.test(err.message)) return [{ name: 'GCP does not support client list' }];
     throw err;
   }
 }

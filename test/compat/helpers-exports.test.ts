@@ -30,6 +30,26 @@ describe('BullMQ helper exports (side by side)', () => {
     expect(r.echomq).toEqual(r.bullmq);
   });
 
+  it('SpanKind, clientCommandMessageReg and forwardConnectionError', async () => {
+    const { EventEmitter } = await import('node:events');
+    const r = both((lib) => {
+      const forwarded: unknown[] = [];
+      const emitter = new EventEmitter();
+      const connection = new EventEmitter();
+      lib.forwardConnectionError(emitter, connection);
+      connection.emit('error', new Error('unheard')); // no 'error' listener on the emitter: dropped, not thrown
+      emitter.on('error', (e: Error) => forwarded.push(e.message));
+      connection.emit('error', new Error('heard'));
+      const texts = ["ERR unknown command 'client'", 'ERR unknown command `CLIENT`', "ERR unknown command 'clients'"];
+      return {
+        kinds: { ...lib.SpanKind }, producer: (lib.SpanKind as Record<number, string>)[3], forwarded,
+        matches: texts.map((t) => lib.clientCommandMessageReg.test(t)), source: lib.clientCommandMessageReg.source,
+      };
+    });
+    expect(r.echomq).toEqual(r.bullmq);
+    expect(r.echomq.forwarded).toEqual(['heard']);
+  });
+
   it('getNextMillis and defaultRepeatStrategy: every, pattern, startDate, immediately, both given', () => {
     const t = Date.UTC(2026, 0, 1, 10, 7, 30);
     const r = both((lib) => ({
