@@ -88,26 +88,29 @@ local function emit(event, ...)
   xadd(event, ...)
 end
 
--- An event about one job that may share an entry with its neighbours (see above). shared: the
--- event's fields common to all jobs, a table made once; id: the job; f, v: one field of the
--- job's own (optional). Fixed parameters, not varargs: this runs once per claimed and per
--- settled job.
-local function emitJob(event, shared, id, f, v)
-  if not eventsOn() then return end
+-- The pending entry an event about one job joins, its length, and whether it is new (then it
+-- holds only the shared fields); nil when the queue keeps no events.
+local function entryFor(event, shared)
+  if not eventsOn() then return nil end
   local g = group
   if g and (groupKind ~= event or groupShared ~= shared or groupJobs >= EVENT_GROUP) then
     flushEvents()
     g = nil
   end
-  local n
-  if g then
-    n = #g
-  else
-    g = {}
-    for i = 1, #shared do g[i] = shared[i] end
-    n = #shared
-    group, groupKind, groupShared, groupJobs = g, event, shared, 0
-  end
+  if g then return g, #g, false end
+  g = {}
+  for i = 1, #shared do g[i] = shared[i] end
+  group, groupKind, groupShared, groupJobs = g, event, shared, 0
+  return g, #shared, true
+end
+
+-- An event about one job that may share an entry with its neighbours (see above). shared: the
+-- event's fields common to all jobs, a table made once; id: the job; f, v: one field of the
+-- job's own (optional). Fixed parameters, not varargs: this runs once per claimed and per
+-- settled job.
+local function emitJob(event, shared, id, f, v)
+  local g, n = entryFor(event, shared)
+  if not g then return end
   g[n + 1], g[n + 2] = 'jobId', id
   if f then g[n + 3], g[n + 4] = f, v end
   groupJobs = groupJobs + 1
@@ -117,23 +120,12 @@ end
 -- first job's go among the shared fields, and a later job writes only those that differ from
 -- them (in a bulk add, names and lanes mostly repeat). The added event of a job made ready.
 local function emitJobNamed(event, shared, id, name, lane)
-  if not eventsOn() then return end
-  local g = group
-  if g and (groupKind ~= event or groupShared ~= shared or groupJobs >= EVENT_GROUP) then
-    flushEvents()
-    g = nil
-  end
-  local n
-  if g then
-    n = #g
-  else
-    g = {}
-    for i = 1, #shared do g[i] = shared[i] end
-    n = #shared
+  local g, n, new = entryFor(event, shared)
+  if not g then return end
+  if new then
     groupFirst = { 'name', name, 'lane', lane }
     g[n + 1], g[n + 2], g[n + 3], g[n + 4] = 'name', name, 'lane', lane
     n = n + 4
-    group, groupKind, groupShared, groupJobs = g, event, shared, 0
   end
   g[n + 1], g[n + 2] = 'jobId', id
   n = n + 2
