@@ -100,8 +100,10 @@ async function mergeSets(
     }
     return r;
   }));
-  // Stable sort: ties keep shard order, and inside a shard Redis's order.
-  return rows.flat().sort((a, b) => (dirAsc ? a.score - b.score : b.score - a.score) || a.shard - b.shard);
+  // Stable sort: ties go by shard, and inside a shard keep Redis's order (member order, reversed
+  // with the direction). Shards tie in reverse when descending, so a window read from the far end
+  // and reversed lists ties as one read from the start does.
+  return rows.flat().sort((a, b) => (dirAsc ? a.score - b.score || a.shard - b.shard : b.score - a.score || b.shard - a.shard));
 }
 
 /** The jobs of merged refs, in their order (jobs already loaded are kept). */
