@@ -19,6 +19,9 @@ let counter = 0;
 /** The offset is read again after this long (clock drift stays far below the script's 2 s margin). */
 const OFFSET_TTL_MS = 10 * 60_000;
 
+/** How far the local clock may step back (NTP slews) before the offset is read again. */
+const CLOCK_BACK_MS = 1000;
+
 interface Offset {
   ms?: number;
   at: number;
@@ -57,6 +60,10 @@ export function newRequestId(client: TimeClient): string {
     offsets.set(client, o);
   }
   const now = Date.now();
+  // A local clock that went back since the offset was read (a test's fake timers, a clock reset)
+  // says nothing about the send time: the offset is read again, and until then no time is sent.
+  const wentBack = o.ms !== undefined && now < o.at - CLOCK_BACK_MS;
+  if (wentBack) o.ms = undefined;
   if (!o.pending && (o.ms === undefined || now - o.at > OFFSET_TTL_MS)) learnOffset(client, o);
   return o.ms === undefined ? id : `${id}@${now + o.ms}`;
 }
