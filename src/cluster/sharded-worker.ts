@@ -15,7 +15,7 @@
  */
 import { closeConnection, openConnection, type Connection } from '../core/connection.js';
 import { shardQueueName } from '../core/keys.js';
-import { ensureShardLayout, laneShard, MAX_SHARDS } from './sharded.js';
+import { ensureShardLayout, laneShard, MAX_SHARDS } from './shard-layout.js';
 import { Worker, shardedWorkerFactory, type Processor, type WorkerOptions } from '../worker/worker.js';
 import type { Job } from '../job/job.js';
 import type { SlotPool } from '../worker/slot-pool.js';
