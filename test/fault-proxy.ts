@@ -225,3 +225,42 @@ export class FaultProxy {
     await closed;
   }
 }
+
+/** host and port of a redis:// URL, for a proxy (or a client) in front of that server. */
+export function targetOf(url: string): { host: string; port: number } {
+  const u = new URL(url);
+  return { host: u.hostname, port: Number(u.port) };
+}
+
+/**
+ * What a test file opens around its proxies, closed in reverse at its end (`closeAll`): proxy()
+ * starts a FaultProxy in front of `url`; open() registers anything with close() and ignores its
+ * 'error' events (a cut connection emits them by design).
+ */
+export function faultScope(url: string): {
+  proxy(): Promise<FaultProxy>;
+  open<T extends { close(): Promise<unknown> }>(x: T): T;
+  defer(close: () => Promise<unknown>): void;
+  closeAll(): Promise<void>;
+} {
+  const closers: Array<() => Promise<unknown>> = [];
+  return {
+    async proxy() {
+      const p = new FaultProxy(targetOf(url));
+      await p.start();
+      closers.push(() => p.close());
+      return p;
+    },
+    open(x) {
+      (x as unknown as { on?: (e: string, f: () => void) => void }).on?.('error', () => {});
+      closers.push(() => x.close());
+      return x;
+    },
+    defer(close) {
+      closers.push(close);
+    },
+    async closeAll() {
+      for (const c of closers.reverse()) await c().catch(() => {});
+    },
+  };
+}

@@ -9,36 +9,19 @@ import { scripts } from '../src/scripts/index.js';
 import { deriveRequestId } from '../src/scripts/request-id.js';
 import { JobField } from '../src/core/fields.js';
 import { checkLaneInvariant } from './lane-invariant.js';
-import { FaultProxy, firstK, transitionOf, type SeenCommand } from './fault-proxy.js';
+import { faultScope, firstK, transitionOf, type SeenCommand } from './fault-proxy.js';
 import { client, keysOf, qname, redisUrl, sleep, waitFor } from './helpers.js';
 
-function target(): { host: string; port: number } {
-  const u = new URL(redisUrl());
-  return { host: u.hostname, port: Number(u.port) };
-}
 
 const is = (name: string) => (c: SeenCommand) => transitionOf(c) === name;
 
 describe('applied once: moves and flow helpers with lost replies', () => {
   const redis = client();
-  const closers: Array<() => Promise<unknown>> = [];
+  const { proxy, open, defer, closeAll } = faultScope(redisUrl());
   afterAll(async () => {
-    for (const c of closers.reverse()) await c().catch(() => {});
+    await closeAll();
     await redis.quit();
   });
-
-  async function proxy(): Promise<FaultProxy> {
-    const p = new FaultProxy(target());
-    await p.start();
-    closers.push(() => p.close());
-    return p;
-  }
-
-  function open<T extends { close(): Promise<unknown> }>(x: T): T {
-    (x as unknown as { on?: (e: string, f: () => void) => void }).on?.('error', () => {});
-    closers.push(() => x.close());
-    return x;
-  }
 
   /** The events of one job in a queue's stream, in order ("event" or "event:prev"). */
   async function eventsOf(name: string, id: string): Promise<string[]> {
@@ -131,7 +114,7 @@ describe('applied once: moves and flow helpers with lost replies', () => {
       return 'done';
     }, { connection: p.url });
     w.on('error', (e) => errors.push(e.message));
-    closers.push(() => w.close(true));
+    defer(() => w.close(true));
     await waitFor(async () => (await redis.hget(k.jobBase + job.id, JobField.state)) === 'c', 10_000, 'completed');
     await w.close();
     console.log(`[once-moves] worker hand-back with its reply dropped: ${runs} runs, errors: ${JSON.stringify(errors)}`);
@@ -215,7 +198,7 @@ describe('applied once: moves and flow helpers with lost replies', () => {
     const xId = t2.children![0]!.job.id!;
     const w = new Worker(A, async () => 'ok', { connection: redisUrl() });
     w.on('error', () => {});
-    closers.push(() => w.close(true));
+    defer(() => w.close(true));
     await waitFor(async () => (await redis.hget(keysOf(B).jobBase + t2.job.id, JobField.pendingChildren)) === '0', 10_000, 'child counted');
     await w.close();
     const x = (await pa.getJob(xId))!;
@@ -238,7 +221,7 @@ describe('applied once: moves and flow helpers with lost replies', () => {
     p.policy = (c) => transitionOf(c) === 'addFlow' && ++n % 2 === 1;
     const c = new Redis(p.url, { maxRetriesPerRequest: 0, retryStrategy: () => 20 });
     c.on('error', () => {});
-    closers.push(async () => c.disconnect());
+    defer(async () => c.disconnect());
     const flows = open(new FlowProducer({ connection: c }));
     const outcome = await flows.add({
       name: 'root', queueName: A, children: [{ name: 'mid', queueName: B, children: [{ name: 'leaf', queueName: A }] }],

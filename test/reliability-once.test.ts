@@ -9,14 +9,11 @@ import { FlowProducer, Queue, QueueEventsProducer, RequestOutcomeUnknownError, W
 import { scripts } from '../src/scripts/index.js';
 import { MetaField } from '../src/core/fields.js';
 import { checkLaneInvariant } from './lane-invariant.js';
-import { FaultProxy, everyNth, firstK, randomly, transitionOf, type SeenCommand } from './fault-proxy.js';
+import { FaultProxy, faultScope, targetOf, everyNth, firstK, randomly, transitionOf, type SeenCommand } from './fault-proxy.js';
 import { client, keysOf, qname, redisUrl, waitFor, activeJobs } from './helpers.js';
 import { JobField } from '../src/core/fields.js';
 
-function target(): { host: string; port: number } {
-  const u = new URL(redisUrl());
-  return { host: u.hostname, port: Number(u.port) };
-}
+const target = () => targetOf(redisUrl());
 
 const isAdd = (c: SeenCommand) => transitionOf(c) === 'add';
 /** BullMQ's add scripts go out as EVALSHA; only adds are sent on its Queue's connection during the loop. */
@@ -24,18 +21,11 @@ const isEvalsha = (c: SeenCommand) => c.name === 'EVALSHA';
 
 describe('applied once: lost replies through a fault proxy', () => {
   const redis = client();
-  const closers: Array<() => Promise<unknown>> = [];
+  const { proxy, open, defer, closeAll } = faultScope(redisUrl());
   afterAll(async () => {
-    for (const c of closers.reverse()) await c().catch(() => {});
+    await closeAll();
     await redis.quit();
   });
-
-  async function proxy(): Promise<FaultProxy> {
-    const p = new FaultProxy(target());
-    await p.start();
-    closers.push(() => p.close());
-    return p;
-  }
 
   /** Job hashes of a queue (every job created, whatever its state). */
   async function jobHashes(name: string): Promise<string[]> {
@@ -56,7 +46,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     p.policy = everyNth(10, isAdd);
     const queue = new Queue(name, { connection: p.url });
     queue.on('error', () => {});
-    closers.push(() => queue.close());
+    defer(() => queue.close());
     const ids: string[] = [];
     for (let i = 0; i < 100; i++) ids.push((await queue.add('x', { i })).id!);
     expect(p.dropped.get('add')).toBeGreaterThanOrEqual(10); // resends count as adds too
@@ -77,7 +67,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     bp.policy = everyNth(10, isEvalsha);
     const bq = new bullmq.Queue(bname, { connection: { host: '127.0.0.1', port: bp.port, retryStrategy: () => 50 } });
     bq.on('error', () => {});
-    closers.push(() => bq.obliterate({ force: true }).then(() => bq.close()));
+    defer(() => bq.obliterate({ force: true }).then(() => bq.close()));
     await bq.waitUntilReady();
     for (let i = 0; i < 100; i++) await bq.add('x', { i });
     const bullJobs = await bq.getJobCountByTypes('waiting');
@@ -91,7 +81,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     p.policy = everyNth(3, isAdd);
     const queue = new Queue(name, { connection: p.url });
     queue.on('error', () => {});
-    closers.push(() => queue.close());
+    defer(() => queue.close());
     const all: string[] = [];
     for (let b = 0; b < 10; b++) {
       // 250 jobs: three script calls per bulk, sent in one round trip; a drop cuts the rest.
@@ -115,7 +105,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     const name = qname(label);
     const k = keysOf(name);
     const queue = new Queue(name, { connection: redisUrl() });
-    closers.push(() => queue.obliterate({ force: true }).then(() => queue.close()));
+    defer(() => queue.obliterate({ force: true }).then(() => queue.close()));
     await queue.addBulk(Array.from({ length: 300 }, (_, i) => ({ name: 'x', data: { i } })));
     const p = await proxy();
     p.policy = policy();
@@ -126,7 +116,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     const shared = noResend ? new Redis(p.url, { maxRetriesPerRequest: 0, retryStrategy: () => 20 }) : undefined;
     if (shared) {
       shared.on('error', () => {});
-      closers.push(async () => shared.disconnect());
+      defer(async () => shared.disconnect());
     }
     const worker = new Worker(name, async (job: Job) => {
       runs.set(job.id!, (runs.get(job.id!) ?? 0) + 1);
@@ -134,7 +124,7 @@ describe('applied once: lost replies through a fault proxy', () => {
       return job.data.i;
     }, { connection: shared ?? p.url, concurrency: 4, lockDuration: 3000, stalledInterval: 500, drainDelay: 1, runRetryDelay: 20 });
     worker.on('error', () => {});
-    closers.push(() => worker.close(true));
+    defer(() => worker.close(true));
     await waitFor(async () => (await redis.zcard(k.completed)) + (await redis.zcard(k.failed)) === 300, 30_000, `${label}: 300 jobs finished`);
     const ms = Date.now() - t0;
     // A claim lost on the way leaves its jobs active until their lease expires and a sweep
@@ -167,13 +157,13 @@ describe('applied once: lost replies through a fault proxy', () => {
     const name = qname('once-release');
     const k = keysOf(name);
     const queue = new Queue(name, { connection: redisUrl() });
-    closers.push(() => queue.obliterate({ force: true }).then(() => queue.close()));
+    defer(() => queue.obliterate({ force: true }).then(() => queue.close()));
     const added = await queue.addBulk(Array.from({ length: 6 }, (_, i) => ({ name: 'x', data: { i } })));
     const p = await proxy();
     p.policy = everyNth(1, (c) => transitionOf(c) === 'claim');
     const c = new Redis(p.url, { maxRetriesPerRequest: 0, retryStrategy: () => 20 });
     c.on('error', () => {});
-    closers.push(async () => c.disconnect());
+    defer(async () => c.disconnect());
     const ctx = { client: c, keys: k };
     const err = await scripts.claim(ctx, { count: 3, leaseMs: 30_000, requestId: 'test-claim-1' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RequestOutcomeUnknownError);
@@ -202,9 +192,9 @@ describe('applied once: lost replies through a fault proxy', () => {
     p.policy = everyNth(1, isAdd);
     const c = new Redis(p.url, { maxRetriesPerRequest: 0, retryStrategy: () => 20 });
     c.on('error', () => {});
-    closers.push(async () => c.disconnect());
+    defer(async () => c.disconnect());
     const queue = new Queue(name, { connection: c });
-    closers.push(() => queue.close());
+    defer(() => queue.close());
     const err = await queue.add('x', { a: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RequestOutcomeUnknownError);
     const rid = (err as RequestOutcomeUnknownError).requestId;
@@ -225,7 +215,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     // BullMQ, same workload and faults, for the record.
     const bname = qname('once-worker-bull');
     const bq = new bullmq.Queue(bname, { connection: target() });
-    closers.push(() => bq.obliterate({ force: true }).then(() => bq.close()));
+    defer(() => bq.obliterate({ force: true }).then(() => bq.close()));
     await bq.addBulk(Array.from({ length: 300 }, (_, i) => ({ name: 'x', data: { i } })));
     const bp = await proxy();
     bp.policy = everyNth(7);
@@ -236,7 +226,7 @@ describe('applied once: lost replies through a fault proxy', () => {
       return job.data.i;
     }, { connection: { host: '127.0.0.1', port: bp.port, retryStrategy: () => 50 }, concurrency: 4, lockDuration: 3000, stalledInterval: 500, drainDelay: 1 });
     bw.on('error', () => {});
-    closers.push(() => bw.close(true));
+    defer(() => bw.close(true));
     const deadline = Date.now() + 15_000;
     let c = 0;
     let f = 0;
@@ -263,7 +253,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     const p = await proxy();
     const queue = new Queue(name, { connection: p.url });
     queue.on('error', () => {});
-    closers.push(() => queue.close());
+    defer(() => queue.close());
     const job = await queue.add('x', {});
     p.policy = everyNth(2, (c) => transitionOf(c) === 'addLog');
     for (let i = 0; i < 10; i++) await job.log(`line ${i}`);
@@ -292,7 +282,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     p.policy = (c) => transitionOf(c) === 'addFlow' && ++seen % 2 === 1;
     const flows = new FlowProducer({ connection: p.url });
     flows.on('error', () => {});
-    closers.push(() => flows.close());
+    defer(() => flows.close());
     const one = await flows.add({ name: 'root', queueName: a, data: {}, children: [1, 2, 3].map((i) => ({ name: 'leaf', queueName: a, data: { i } })) });
     const cross = await flows.add({ name: 'root', queueName: a, data: {}, children: [1, 2].map((i) => ({ name: 'leaf', queueName: b, data: { i } })) });
     expect(p.dropped.get('addFlow')).toBeGreaterThanOrEqual(3);
@@ -306,7 +296,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     expect(await redis.hget(keysOf(a).jobBase + cross.job.id, JobField.pendingChildren)).toBe('2');
 
     const producer = new QueueEventsProducer(a, { connection: p.url });
-    closers.push(() => producer.close());
+    defer(() => producer.close());
     p.policy = everyNth(2, (c) => transitionOf(c) === 'publishEvent');
     for (let i = 0; i < 10; i++) await producer.publishEvent({ eventName: 'tick', i: String(i) });
     const entries = (await redis.xrange(keysOf(a).events, '-', '+')).filter(([, f]) => f[1] === 'tick');
@@ -338,7 +328,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     p.policy = randomly(0.2, 7);
     const queue = new Queue(name, { connection: p.url });
     queue.on('error', () => {});
-    closers.push(() => queue.close());
+    defer(() => queue.close());
     for (let i = 0; i < 30; i++) await queue.add('x', { i });
     const keys = await redis.keys(`${k.reqBase.replace(/[*?[\]\\]/g, '\\$&')}*`);
     expect(keys.length).toBe(30);

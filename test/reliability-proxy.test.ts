@@ -9,6 +9,7 @@ import { Queue, Worker, type Job } from '../src/index.js';
 import { checkLaneInvariant } from './lane-invariant.js';
 import { client, keysOf, qname, redisUrl, sleep, waitFor } from './helpers.js';
 import { JobField } from '../src/core/fields.js';
+import { targetOf } from './fault-proxy.js';
 
 /** A cuttable TCP proxy to the test Redis. */
 class Proxy {
@@ -62,10 +63,7 @@ class Proxy {
   }
 }
 
-function target(): { host: string; port: number } {
-  const u = new URL(redisUrl());
-  return { host: u.hostname, port: Number(u.port) };
-}
+const target = () => targetOf(redisUrl());
 
 describe('reliability: connection cut and restored through a TCP proxy', () => {
   const redis = client();
