@@ -7,10 +7,6 @@
 -- Events: none.
 --!include lib/once.lua
 
--- Applied once (lib/once.lua): a rerun of the same request replies the first run's result.
-local rec, refused = onceBegin(ARGV[4])
-if refused then return redis.error_reply(refused) end
-if rec then return rec.r end
 local function body()
   local id = ARGV[1]
   if redis.call('EXISTS', K.jobBase .. id) == 0 then return -1 end
@@ -23,7 +19,5 @@ local function body()
   end
   return n
 end
-local r = body()
--- A refusal (negative code) changed nothing: nothing to record.
-if type(r) == 'number' and r >= 0 then onceRecord({ r = r }) end
-return r
+-- Applied once (lib/once.lua): a rerun of the same request replies the first run's result.
+return onceRun(ARGV[4], body)

@@ -15,10 +15,6 @@
 --!include lib/lanes.lua
 --!include lib/once.lua
 
--- Applied once (lib/once.lua): a rerun of the same request replies the first run's result.
-local rec, refused = onceBegin(ARGV[5])
-if refused then return redis.error_reply(refused) end
-if rec then return rec.r end
 local function body()
   local id, state = ARGV[1], ARGV[2]
   local jk = K.jobBase .. id
@@ -38,7 +34,5 @@ local function body()
   wake()
   return 1
 end
-local r = body()
--- A refusal (negative code) changed nothing: nothing to record.
-if type(r) == 'number' and r >= 0 then onceRecord({ r = r }) end
-return r
+-- Applied once (lib/once.lua): a rerun of the same request replies the first run's result.
+return onceRun(ARGV[5], body)

@@ -51,6 +51,18 @@ local function onceRecord(t)
   if onceKey then redis.call('SET', onceKey, cjson.encode(t), 'PX', ONCE_WINDOW_MS) end
 end
 
+-- Runs body() once per request rid (a script whose whole reply is a code or a value): a rerun
+-- replies the first run's reply and runs nothing. A negative code (a refusal, which changed
+-- nothing) is not recorded, so its rerun runs again.
+local function onceRun(rid, body)
+  local rec, refused = onceBegin(rid)
+  if refused then return redis.error_reply(refused) end
+  if rec then return rec.r end
+  local r = body()
+  if type(r) == 'number' and r >= 0 then onceRecord({ r = r }) end
+  return r
+end
+
 -- The (id, attempt) pairs of a claim's reply list out ({id, fields, ...}) from start on, with
 -- the attempts activate tracked (claimTrack, lib/claim.lua) in the same order, as recorded: one
 -- string of space-separated ids and attempts when no id holds a space (the usual case; cjson
