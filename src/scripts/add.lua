@@ -60,6 +60,10 @@
 local n, idStep, idOffset = string.match(ARGV[1], '^(%d+):(%d+):(%d+)$')
 if n then n, idStep, idOffset = tonumber(n), tonumber(idStep), tonumber(idOffset)
 else n, idStep, idOffset = tonumber(ARGV[1]), 1, 0 end
+-- The generated id of counter value c (see ARGV[1]).
+local function idOf(c)
+  return string.format('%d', (c - 1) * idStep + idOffset + 1)
+end
 local recordCount = tonumber(ARGV[2])
 local JOB_FIELDS = tonumber(ARGV[3]) -- 4, or 5 when each job names its lane
 local lanePerJob = JOB_FIELDS == 5
@@ -137,7 +141,7 @@ if n > 0 and plainCall() then
   beginLaneBatch()
   for j = 0, n - 1 do
     local b = JOB0 + j * JOB_FIELDS
-    local id = string.format('%d', (first + j) * idStep + idOffset + 1)
+    local id = idOf(first + j + 1)
     local name = ARGV[b + J_NAME]
     local stamp = nextStamp(false)
     h[2], h[4], h[hn + 4] = name, ARGV[b + J_DATA], stamp
@@ -186,7 +190,7 @@ local function takeCounter()
   return redis.call('HINCRBY', K.meta, 'id', 1)
 end
 local function takeGeneratedId()
-  return string.format('%d', (takeCounter() - 1) * idStep + idOffset + 1)
+  return idOf(takeCounter())
 end
 -- group.maxSize: the lane's waiting jobs, counting those this call added (still in laneBatch).
 local function groupFull(lane, max)
