@@ -3,65 +3,12 @@
 // reconnect (short cut) or recovered by lease expiry and finished elsewhere (long cut; the late
 // settle is refused as stale and changes nothing). No unhandled rejection; the worker emits
 // `error` and keeps working: it processes jobs added after the restore.
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Job } from '../src/index.js';
 import { checkLaneInvariant } from './lane-invariant.js';
 import { client, keysOf, qname, redisUrl, sleep, waitFor } from './helpers.js';
 import { JobField } from '../src/core/fields.js';
-import { targetOf } from './fault-proxy.js';
-
-/** A cuttable TCP proxy to the test Redis. */
-class Proxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-  connections = 0;
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    const server = createServer((down) => {
-      this.connections++;
-      const up = connect(this.target.port, this.target.host);
-      for (const s of [down, up]) {
-        this.sockets.add(s);
-        s.on('error', () => {});
-        s.on('close', () => {
-          this.sockets.delete(s);
-          down.destroy();
-          up.destroy();
-        });
-      }
-      down.pipe(up);
-      up.pipe(down);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as { port: number }).port;
-    this.server = server;
-  }
-
-  /** Stops accepting and destroys every open connection. */
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    const closed = new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-    for (const s of this.sockets) s.destroy();
-    this.sockets.clear();
-    await closed;
-  }
-
-  /** Accepts connections again on the same port. */
-  restore(): Promise<void> {
-    return this.start();
-  }
-}
+import { FaultProxy, targetOf } from './fault-proxy.js';
 
 const target = () => targetOf(redisUrl());
 
@@ -80,9 +27,9 @@ describe('reliability: connection cut and restored through a TCP proxy', () => {
   it('settles in-flight jobs after a short cut and keeps working', async () => {
     const name = qname('rel-proxy-short');
     const k = keysOf(name);
-    const proxy = new Proxy(target());
+    const proxy = new FaultProxy(target());
     await proxy.start();
-    closers.push(() => proxy.cut());
+    closers.push(() => proxy.close());
     const queue = new Queue(name, { connection: redisUrl() });
     closers.push(() => queue.obliterate({ force: true }).then(() => queue.close()));
 
@@ -105,11 +52,11 @@ describe('reliability: connection cut and restored through a TCP proxy', () => {
     const held = await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ name: 'held', data: { held: true, i } })));
     await waitFor(() => worker.activeCount === 5, 10_000, 'worker to hold 5 jobs');
 
-    await proxy.cut();
+    await proxy.close();
     release(); // the processors finish while Redis is unreachable: their settles wait for it
     await sleep(1000);
     expect(await redis.zcard(k.completed)).toBe(0); // nothing could be settled during the cut
-    await proxy.restore();
+    await proxy.start();
     await waitFor(async () => (await redis.zcard(k.completed)) === 5, 15_000, 'held jobs to be settled after the restore');
     for (const j of held) {
       // Settled by the same execution: no recovery, no second attempt.
@@ -131,9 +78,9 @@ describe('reliability: connection cut and restored through a TCP proxy', () => {
   it('recovers jobs by lease expiry during a long cut; the late settle is refused', async () => {
     const name = qname('rel-proxy-long');
     const k = keysOf(name);
-    const proxy = new Proxy(target());
+    const proxy = new FaultProxy(target());
     await proxy.start();
-    closers.push(() => proxy.cut());
+    closers.push(() => proxy.close());
     const queue = new Queue(name, { connection: redisUrl() });
     closers.push(() => queue.obliterate({ force: true }).then(() => queue.close()));
 
@@ -167,7 +114,7 @@ describe('reliability: connection cut and restored through a TCP proxy', () => {
     const held = await queue.addBulk(Array.from({ length: 3 }, (_, i) => ({ name: 'held', data: { held: true, i } })));
     await waitFor(() => cutWorker.activeCount === 3, 10_000, 'cut worker to hold 3 jobs');
 
-    await proxy.cut();
+    await proxy.close();
     const addDuringCut = proxiedQueue.add('during-cut', { late: true });
     // A healthy worker on a direct connection recovers the expired leases and finishes the jobs.
     const rescueRuns: string[] = [];
@@ -184,7 +131,7 @@ describe('reliability: connection cut and restored through a TCP proxy', () => {
     await rescuer.close();
     expect(cutWorker.activeCount).toBe(3); // still running, unaware
 
-    await proxy.restore();
+    await proxy.start();
     const late = await addDuringCut;
     // Back online, the lease renewal reports the three leases lost: the processors are aborted,
     // and their settles (fail with the abort reason) carry the old token and are refused.
