@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Job, Queue, UnrecoverableError, ValidationError, Worker } from '../src/index.js';
 import { qname, redisUrl, waitFor } from './helpers.js';
+import { processorSeesSignal } from '../src/worker/processor-signal.js';
 
 /** Resolves when the signal aborts, then throws its reason, like a fetch() given the signal. */
 function untilAborted(signal: AbortSignal): Promise<never> {
@@ -73,6 +74,37 @@ describe('cancellation', () => {
     expect(got.none).toBeInstanceOf(AbortSignal);
     expect(got.one).toBeUndefined();
     expect(got.two).toBeUndefined();
+  });
+
+  it('reads which processors can see the signal from their parameter list', () => {
+    const sees = (fn: (...a: any[]) => unknown) => processorSeesSignal(fn as never);
+    expect(sees(async (_j: unknown, _t: unknown, _s: unknown) => 0)).toBe(true);
+    expect(sees(async (...args: unknown[]) => args)).toBe(true);
+    expect(sees(async (j: unknown = 1, t?: unknown, s?: unknown) => [j, t, s])).toBe(true); // defaults: length 0
+    expect(sees(function () { return arguments; })).toBe(true);
+    expect(sees(async function named() { return arguments.length; })).toBe(true);
+    expect(sees({ m() { return arguments; } }.m)).toBe(true);
+    expect(sees(Date.now)).toBe(true); // native: unreadable, so yes
+    expect(sees((() => 0).bind(null))).toBe(true); // bound: its source is not readable
+    expect(sees(async () => 0)).toBe(false);
+    expect(sees(() => {})).toBe(false);
+    expect(sees(async function () { return 1; })).toBe(false);
+    expect(sees({ async m() { return 1; } }.m)).toBe(false);
+    expect(sees(async (j: unknown) => j)).toBe(false);
+  });
+
+  it('a processor with an empty parameter list gets no signal: cancelJob returns false (BullMQ)', async () => {
+    const name = qname('cxempty');
+    const q = queue(name);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const w = worker(name, (async () => { await gate; }) as never);
+    const job = await q.add('plain', {});
+    await waitFor(() => w.activeCount === 1, 5000, 'running');
+    expect(w.cancelJob(job.id, 'stop it')).toBe(false);
+    release();
+    await settled(q, job.id);
+    expect(await (await q.getJob(job.id))!.getState()).toBe('completed');
   });
 
   it('cancelJob of a job whose processor takes no signal returns false and changes nothing (BullMQ)', async () => {

@@ -61,6 +61,13 @@ const FROM_HASH = Symbol('fromHash');
  */
 const owners = new WeakMap<object, Emitter>();
 
+/** @internal A flat field/value list (HGETALL as an array) as an object. */
+export function fieldRecord(fields: readonly string[]): Record<string, string> {
+  const h: Record<string, string> = {};
+  for (let i = 0; i < fields.length; i += 2) h[fields[i]!] = fields[i + 1]!;
+  return h;
+}
+
 export class Job<DataType = any, ReturnType = any, NameType extends string = string> {
   /** The job's id (undefined on a `new Job(...)` that was given none and is not saved yet, as in BullMQ). */
   id: string;
@@ -205,9 +212,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** @internal Builds a Job from a flat field/value list (HGETALL as an array). */
   static fromFields(ctx: JobContext, id: string, fields: readonly string[]): Job {
-    const h: Record<string, string> = {};
-    for (let i = 0; i < fields.length; i += 2) h[fields[i]] = fields[i + 1];
-    return Job.fromHash(ctx, id, h);
+    return Job.fromHash(ctx, id, fieldRecord(fields));
   }
 
   /** @internal Reads a job through a context; undefined when it does not exist. */

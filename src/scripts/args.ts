@@ -77,17 +77,9 @@ export interface ClaimedJob {
  */
 export type SettleHint = readonly [lane: string, keepCount: string, keepAge: string, made: string];
 
-/** The settle hint of a claimed job's field list (one pass over it). */
-export function settleHint(fields: readonly string[]): SettleHint {
-  let lane = '', kc = '', ka = '', made = '';
-  for (let i = 0; i < fields.length; i += 2) {
-    const f = fields[i];
-    if (f === JobField.lane) lane = fields[i + 1]!;
-    else if (f === JobField.keepCompletedCount) kc = fields[i + 1]!;
-    else if (f === JobField.keepCompletedAge) ka = fields[i + 1]!;
-    else if (f === JobField.attemptsMade) made = fields[i + 1]!;
-  }
-  return [lane, kc, ka, made];
+/** The settle hint of a claimed job's hash (its claim reply's fields as an object). */
+export function settleHint(h: Readonly<Record<string, string>>): SettleHint {
+  return [h[JobField.lane] ?? '', h[JobField.keepCompletedCount] ?? '', h[JobField.keepCompletedAge] ?? '', h[JobField.attemptsMade] ?? ''];
 }
 
 export interface ClaimReply {

@@ -11,7 +11,7 @@ import { checkEvictionPolicy, closeConnection, openConnection } from '../core/co
 import {
   Code, EchoError, ErrorCodes, JobNotFoundError, errorFromCode, isRateLimitError, isStepError, UnrecoverableError,
 } from '../core/errors.js';
-import { Job } from '../job/job.js';
+import { Job, fieldRecord } from '../job/job.js';
 import { queueKeys } from '../core/keys.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { scripts, settleHint, type ClaimedJob } from '../scripts/index.js';
@@ -28,14 +28,15 @@ import { extendJobLocks, startedTooOften, type MoveContext, type WorkerHooks } f
 import { HeldJobs } from './worker-manual.js';
 import { Settler, toError } from './worker-settle.js';
 import { ClaimLoop } from './worker-claims.js';
+import { processorSeesSignal } from './processor-signal.js';
 
 export type { WorkerOptions } from './worker-options.js';
 
 /**
  * The job's processor. signal: aborted on cancelJob, a lost lease or close(true). It is passed
- * to processors that declare three parameters, or none (rest parameters): reading an
- * AbortController's signal builds an AbortSignal, about 1.8 µs per job, so a processor declared
- * with one or two parameters, which cannot see it, gets undefined there (docs/events.md).
+ * to processors that can see it (processorSeesSignal: three parameters, rest parameters, or
+ * `arguments`); one declared with one or two parameters, or none, gets undefined there
+ * (docs/events.md).
  */
 export type Processor<D = any, R = any, N extends string = string> = (
   job: Job<D, R, N>,
@@ -109,7 +110,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
     const settings = workerSettings(opts);
     this.identify({ name, keys: queueKeys(name, prefix), id: randomUUID(), opts: settings });
     this.processor = processor ?? undefined;
-    this.processorAcceptsSignal = this.sandbox !== undefined || !processor || processor.length === 0 || processor.length >= 3;
+    this.processorAcceptsSignal = this.sandbox !== undefined || !processor || processorSeesSignal(processor);
     this.strategies = opts.backoffStrategies ?? {};
     this.fallbackStrategy = opts.settings?.backoffStrategy;
     let limiter: { max: number; duration: number } | undefined;
@@ -347,11 +348,12 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
   }
 
   private startJob(cj: ClaimedJob): void {
-    const job = Job.fromFields(this.ctx, cj.id, cj.fields) as Job<D, R, N>;
+    const h = fieldRecord(cj.fields);
+    const job = Job.fromHash(this.ctx, cj.id, h) as Job<D, R, N>;
     const token = Job.tokenOf(job);
     job.token = token;
     if (this.opts.name !== undefined) job.processedBy = this.opts.name;
-    const run: Running = { job, token, ac: new AbortController(), lost: false, claimed: settleHint(cj.fields) };
+    const run: Running = { job, token, ac: new AbortController(), lost: false, claimed: settleHint(h) };
     this.running.set(job.id, run);
     this.hadWork = true;
     this.emit('active', job, 'waiting');
