@@ -54,4 +54,33 @@ describe('tracing', () => {
       await queue.close();
     }
   });
+
+  it('a job added without a trace gets a root process span once an SDK is registered, none before', async () => {
+    const name = qname('otel-late');
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    trace.disable(); // no SDK: adds carry no trace context, runs make no span
+    const queue = new Queue(name, { connection: redisUrl() });
+    const seen: string[] = [];
+    const run = async (job: { name: string }) => { seen.push(job.name); };
+    const procs = () => exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CONSUMER && s.name === `process ${name}`);
+    let worker = new Worker(name, run, { connection: redisUrl() });
+    try {
+      const before = await queue.add('before', {});
+      expect((before.opts as { telemetry?: unknown }).telemetry).toBeUndefined();
+      await waitFor(() => seen.length === 1, 5000, 'first run');
+      await worker.close();
+      const after = await queue.add('after', {});
+      expect((after.opts as { telemetry?: unknown }).telemetry).toBeUndefined();
+      expect(procs()).toHaveLength(0);
+      trace.setGlobalTracerProvider(provider);
+      worker = new Worker(name, run, { connection: redisUrl() });
+      await waitFor(() => procs().length === 1, 5000, 'process span');
+      expect(seen).toEqual(['before', 'after']);
+      expect(procs()[0]!.attributes['echomq.job.name']).toBe('after');
+      expect(procs()[0]!.parentSpanContext).toBeUndefined();
+    } finally {
+      await worker.close();
+      await queue.close();
+    }
+  });
 });

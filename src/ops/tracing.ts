@@ -71,6 +71,23 @@ export function startProducerSpan(queue: string, jobName: string, jobs = 1): Pro
   return { carrier: carrier.traceparent ? carrier : undefined, end: (err?: unknown) => endSpan(span, err) };
 }
 
+/** Per tracer provider: it records nothing (the API's no-op provider when no SDK is registered). */
+const silentProviders = new WeakMap<object, boolean>();
+
+/** True when no SDK is registered: a span without a stored parent would record and carry nothing. */
+function noSdk(): boolean {
+  const registered = api!.trace.getTracerProvider();
+  const provider = registered instanceof api!.ProxyTracerProvider ? registered.getDelegate() : registered;
+  let silent = silentProviders.get(provider);
+  if (silent === undefined) {
+    const probe = provider.getTracer(TRACER).startSpan('probe', {}, api!.ROOT_CONTEXT);
+    // Never ended, so a real SDK exports nothing of it (once per provider).
+    silent = !probe.isRecording() && !api!.trace.isSpanContextValid(probe.spanContext());
+    silentProviders.set(provider, silent);
+  }
+  return silent;
+}
+
 /** Runs a processor inside a CONSUMER span whose parent is the job's stored trace context. */
 export function traceProcess<R>(
   job: { id: string; name: string; lane: string; attemptsStarted: number; queueName: string; opts: unknown },
@@ -78,6 +95,7 @@ export function traceProcess<R>(
 ): Promise<R> | R {
   if (!api) return run();
   const stored = (job.opts as { telemetry?: TraceCarrier } | undefined)?.telemetry;
+  if (stored === undefined && noSdk()) return run();
   const parent = api.propagation.extract(api.ROOT_CONTEXT, stored ?? {});
   const span = api.trace.getTracer(TRACER).startSpan(`process ${job.queueName}`, {
     kind: api.SpanKind.CONSUMER,
