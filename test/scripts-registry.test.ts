@@ -32,12 +32,13 @@ describe('script registry', () => {
   it('registers every .lua file under src/scripts once, and every registered name has a file', () => {
     const files = luaFiles('.').map((f) => f.slice(0, -'.lua'.length));
     // A script is registered where a module binds it: bindScript('name') from scripts/runner.ts
-    // (imported as `call` in the scripts modules).
+    // (imported as `call` in the scripts modules), or bindOnceScript('name') from
+    // scripts/request-id.ts for a script applied once.
     const bound: string[] = [];
     for (const f of sourceFiles(SRC)) {
       const text = readFileSync(f, 'utf8');
-      if (!/from '(?:\.\.\/scripts|\.)\/runner\.js'/.test(text)) continue;
-      for (const m of text.matchAll(/\b(?:bindScript|call)\('([A-Za-z]\w*)'(?:, \{[^)]*\})?\)/g)) bound.push(m[1]!);
+      if (!/from '(?:\.\.\/scripts|\.)\/(?:runner|request-id)\.js'/.test(text)) continue;
+      for (const m of text.matchAll(/\b(?:bindScript|bindOnceScript|call)\('([A-Za-z]\w*)'(?:, \{[^)]*\})?\)/g)) bound.push(m[1]!);
     }
     expect(new Set(bound).size).toBe(bound.length);
     expect([...bound].sort()).toEqual(files);

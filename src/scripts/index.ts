@@ -8,28 +8,36 @@ import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
 import { Code, InvalidStateError, JobNotFoundError } from '../core/errors.js';
-import { newRequestId, onceCall as once } from './request-id.js';
+import { bindOnceScript, newRequestId, onceCall as once } from './request-id.js';
 
 export type { ScriptContext } from './runner.js';
 export type { NewJobArgs, AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs, SettleHint } from './args.js';
 export { settleHint } from './args.js';
 const call = bindScript;
 
+// Scripts applied once: the request id is their last ARGV (docs/protocol.md "Applied once").
+const applied = {
+  add: bindOnceScript('add'),
+  claim: bindOnceScript('claim'),
+  complete: bindOnceScript('complete'),
+  fail: bindOnceScript('fail'),
+  promote: bindOnceScript('promote'),
+  retry: bindOnceScript('retry'),
+  remove: bindOnceScript('remove'),
+  changePriority: bindOnceScript('changePriority'),
+  addLog: bindOnceScript('addLog'),
+  moveToWait: bindOnceScript('moveToWait'),
+  moveToDelayed: bindOnceScript('moveToDelayed'),
+  moveToWaitingChildren: bindOnceScript('moveToWaitingChildren'),
+};
+
 const raw = {
-  add: call('add'),
-  claim: call('claim'),
-  complete: call('complete'),
-  fail: call('fail'),
   extendLeases: call('extendLeases'),
   recover: call('recover'),
-  promote: call('promote'),
-  retry: call('retry'),
-  remove: call('remove'),
   clean: call('clean'),
   retryJobs: call('retryJobs'),
   promoteJobs: call('promoteJobs'),
   removeOrphans: call('removeOrphans'),
-  changePriority: call('changePriority'),
   moveToLane: call('moveToLane'),
   pause: call('pause'),
   pauseLane: call('pauseLane'),
@@ -38,18 +46,14 @@ const raw = {
   obliterate: call('obliterate'),
   progress: call('progress'),
   updateData: call('updateData'),
-  addLog: call('addLog'),
-  moveToWait: call('moveToWait'),
   releaseClaim: call('releaseClaim'),
   publishEvent: call('publishEvent'),
-  moveToDelayed: call('moveToDelayed'),
-  moveToWaitingChildren: call('moveToWaitingChildren'),
   extendLocks: call('extendLocks'),
   upgradeLayout: call('upgradeLayout', { layoutCheck: false }),
 };
 
 /** Names of every transition script (for docs and tests). */
-export const SCRIPT_NAMES = [...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES, ...JOB_SCRIPT_NAMES];
+export const SCRIPT_NAMES = [...Object.keys(applied), ...Object.keys(raw), ...LIFECYCLE_SCRIPT_NAMES, ...JOB_SCRIPT_NAMES];
 
 /** Parses {claimed, nextWakeAt, id, fields, ...}; a negative first element is an error code. */
 function parseClaim(reply: unknown): ClaimReply | number {
@@ -113,8 +117,8 @@ export const scripts = {
       else perJob.push(j.id, j.name, j.data, rec);
       prev = j;
     }
-    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, lanePerJob ? 5 : 4, ...records, ...perJob, requestId];
-    const r = (await once('add', requestId, raw.add(ctx, args))) as Array<string | number>;
+    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, lanePerJob ? 5 : 4, ...records, ...perJob];
+    const r = (await applied.add(ctx, args, requestId)) as Array<string | number>;
     const out: AddReply[] = [];
     for (let i = 0; i < r.length; i += 2) {
       const code = Number(r[i + 1]);
@@ -132,9 +136,7 @@ export const scripts = {
    * was lost passes the same one and gets its jobs).
    */
   async claim(ctx: ScriptContext, a: { count: number; leaseMs: number; owner?: string; name?: string; requestId?: string }): Promise<ClaimReply> {
-    const rid = a.requestId ?? newRequestId(ctx.client);
-    const args: Array<string | number> = [a.count, a.leaseMs, a.owner ?? '', a.name ?? '', rid];
-    return parseClaim(await once('claim', rid, raw.claim(ctx, args))) as ClaimReply;
+    return parseClaim(await applied.claim(ctx, [a.count, a.leaseMs, a.owner ?? '', a.name ?? ''], a.requestId)) as ClaimReply;
   },
 
   /** Settles one job as completed and claims `fetch` more: completeMany for one job. */
@@ -172,9 +174,7 @@ export const scripts = {
       args.push(j.id, j.token, j.returnValue);
       if (hinted) args.push(...j.claimed!);
     }
-    const rid = a.requestId ?? newRequestId(ctx.client);
-    args.push(rid);
-    const r = (await once('complete', rid, raw.complete(ctx, args))) as unknown[];
+    const r = (await applied.complete(ctx, args, a.requestId)) as unknown[];
     const m = Number(r[2]);
     const codes: number[] = new Array(m);
     for (let i = 0; i < m; i++) codes[i] = Number(r[3 + i]);
@@ -190,10 +190,9 @@ export const scripts = {
       owner?: string; metrics?: number; keep?: [number, number]; name?: string; requestId?: string;
     },
   ): Promise<ClaimReply | number> {
-    const rid = a.requestId ?? newRequestId(ctx.client);
     const args: Array<string | number> = [a.id, a.token, a.reason, a.stack, a.retryDelayMs, a.fetch, a.leaseMs, a.exhausted ? '1' : '0',
-      a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? '', rid];
-    return parseClaim(await once('fail', rid, raw.fail(ctx, args)));
+      a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '', a.name ?? ''];
+    return parseClaim(await applied.fail(ctx, args, a.requestId));
   },
 
   /** Returns the ids whose lease could not be renewed. */
@@ -210,23 +209,21 @@ export const scripts = {
   },
 
   /** requestId: see add (a resent promote would find the job no longer delayed). */
-  promote: async (ctx: ScriptContext, id: string, requestId = newRequestId(ctx.client)) =>
-    Number(await once('promote', requestId, raw.promote(ctx, [id, requestId]))),
+  promote: async (ctx: ScriptContext, id: string, requestId?: string) =>
+    Number(await applied.promote(ctx, [id], requestId)),
   /** Back to ready from failed/completed; the attempt counts are reset only when asked (as BullMQ's retry). */
-  retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed', reset: { made?: boolean; started?: boolean } = {}, requestId = newRequestId(ctx.client)) =>
-    Number(await once('retry', requestId, raw.retry(ctx, [id, state, reset.made ? '1' : '0', reset.started ? '1' : '0', requestId]))),
+  retry: async (ctx: ScriptContext, id: string, state: 'failed' | 'completed', reset: { made?: boolean; started?: boolean } = {}, requestId?: string) =>
+    Number(await applied.retry(ctx, [id, state, reset.made ? '1' : '0', reset.started ? '1' : '0'], requestId)),
 
   /** Per-id results: 1 removed, -1 missing, -3 active or filtered out. requestId: see add (a resent remove would reply -1). */
   async remove(ctx: ScriptContext, a: { ids: readonly string[]; state?: 'w' | 'd' | 'c' | 'f'; cutoffMs?: number; requestId?: string }): Promise<number[]> {
-    const rid = a.requestId ?? newRequestId(ctx.client);
-    const r = (await once('remove', rid, raw.remove(ctx, [a.state ?? '', a.cutoffMs === undefined ? '' : a.cutoffMs, ...a.ids, rid]))) as unknown[];
+    const r = (await applied.remove(ctx, [a.state ?? '', a.cutoffMs === undefined ? '' : a.cutoffMs, ...a.ids], a.requestId)) as unknown[];
     return r.map(Number);
   },
 
   /** requestId: see add (a resent change would move the job back in its tier again). */
   changePriority: async (ctx: ScriptContext, a: { id: string; priority: number; lifo: boolean; requestId?: string }) => {
-    const rid = a.requestId ?? newRequestId(ctx.client);
-    return Number(await once('changePriority', rid, raw.changePriority(ctx, [a.id, a.priority, a.lifo ? '1' : '0', rid])));
+    return Number(await applied.changePriority(ctx, [a.id, a.priority, a.lifo ? '1' : '0'], a.requestId));
   },
   moveToLane: async (ctx: ScriptContext, a: { id: string; lane: string }) => Number(await raw.moveToLane(ctx, [a.id, a.lane])),
   pause: async (ctx: ScriptContext, paused: boolean) => Number(await raw.pause(ctx, [paused ? '1' : '0'])),
@@ -283,8 +280,7 @@ export const scripts = {
   updateData: async (ctx: ScriptContext, a: { id: string; data: string }) => Number(await raw.updateData(ctx, [a.id, a.data])),
   /** requestId: see add (a resent RPUSH would log the line twice). */
   addLog: async (ctx: ScriptContext, a: { id: string; line: string; keep: number; requestId?: string }) => {
-    const rid = a.requestId ?? newRequestId(ctx.client);
-    return Number(await once('addLog', rid, raw.addLog(ctx, [a.id, a.line, a.keep, rid])));
+    return Number(await applied.addLog(ctx, [a.id, a.line, a.keep], a.requestId));
   },
   /** A custom event into the events stream (QueueEventsProducer), applied once; returns the entry id. */
   async publishEvent(ctx: ScriptContext, a: { maxEvents: number; fields: readonly string[]; requestId?: string }): Promise<string> {
@@ -310,8 +306,7 @@ export const scripts = {
    * requestId: see add (a resent hand-back would report a stale token).
    */
   moveToWait: async (ctx: ScriptContext, a: { id: string; token: string; requestId?: string }) => {
-    const rid = a.requestId ?? newRequestId(ctx.client);
-    return Number(await once('moveToWait', rid, raw.moveToWait(ctx, [a.id, a.token, '', '1', rid])));
+    return Number(await applied.moveToWait(ctx, [a.id, a.token, '', '1'], a.requestId));
   },
 
   /**
@@ -319,14 +314,14 @@ export const scripts = {
    * token ('' = not checked); fence: the att the caller's Job was claimed under ('' = unknown).
    * Negative replies are lib/lock.lua's codes (-1, -2, -3, -6).
    */
-  moveToWaitAs: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string }, requestId = newRequestId(ctx.client)) =>
-    Number(await once('moveToWait', requestId, raw.moveToWait(ctx, [a.id, a.fence, a.owner, '', requestId]))),
+  moveToWaitAs: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string }, requestId?: string) =>
+    Number(await applied.moveToWait(ctx, [a.id, a.fence, a.owner, ''], requestId)),
   /** Due time (ms, Redis clock), or a negative code. */
-  moveToDelayed: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; delayMs: number }, requestId = newRequestId(ctx.client)) =>
-    Number(await once('moveToDelayed', requestId, raw.moveToDelayed(ctx, [a.id, a.owner, a.fence, a.delayMs, requestId]))),
+  moveToDelayed: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; delayMs: number }, requestId?: string) =>
+    Number(await applied.moveToDelayed(ctx, [a.id, a.owner, a.fence, a.delayMs], requestId)),
   /** 1 moved, 0 nothing pending, or a negative code. */
-  moveToWaitingChildren: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; childKey: string }, requestId = newRequestId(ctx.client)) =>
-    Number(await once('moveToWaitingChildren', requestId, raw.moveToWaitingChildren(ctx, [a.id, a.owner, a.fence, a.childKey, requestId]))),
+  moveToWaitingChildren: async (ctx: ScriptContext, a: { id: string; owner: string; fence: string; childKey: string }, requestId?: string) =>
+    Number(await applied.moveToWaitingChildren(ctx, [a.id, a.owner, a.fence, a.childKey], requestId)),
   /** Ids whose lease was not renewed. */
   async extendLocks(ctx: ScriptContext, a: { leaseMs: number; jobs: ReadonlyArray<{ id: string; owner: string; fence: string }> }): Promise<string[]> {
     const args: Array<string | number> = [a.leaseMs];

@@ -4,26 +4,28 @@
  * header, named arguments, parsed replies.
  */
 import { bindScript as call, type ScriptContext } from './runner.js';
-import { newRequestId, onceCall as once } from './request-id.js';
+import { bindOnceScript } from './request-id.js';
 
+const applied = {
+  changeDelay: bindOnceScript('changeDelay'),
+  removeDeduplicationKey: bindOnceScript('removeDeduplicationKey'),
+};
 const raw = {
-  changeDelay: call('changeDelay'),
-  removeDeduplicationKey: call('removeDeduplicationKey'),
   clearParent: call('clearParent'),
 };
 
-export const JOB_SCRIPT_NAMES = Object.keys(raw);
+export const JOB_SCRIPT_NAMES = [...Object.keys(applied), ...Object.keys(raw)];
 
 export const jobScripts = {
   /** 1, or -1 no such job / -3 not delayed. Applied once (request id last): a resend reschedules nothing. */
-  changeDelay: async (ctx: ScriptContext, a: { id: string; delay: number }, rid = newRequestId(ctx.client)) =>
-    Number(await once('changeDelay', rid, raw.changeDelay(ctx, [a.id, a.delay, rid]))),
+  changeDelay: async (ctx: ScriptContext, a: { id: string; delay: number }, rid?: string) =>
+    Number(await applied.changeDelay(ctx, [a.id, a.delay], rid)),
   /**
    * Whether the job held the deduplication id (it is free afterwards either way, unless another
    * job holds it). Applied once: a resend replies the first run's answer.
    */
-  removeDeduplicationKey: async (ctx: ScriptContext, a: { dedupId: string; id: string }, rid = newRequestId(ctx.client)) =>
-    Number(await once('removeDeduplicationKey', rid, raw.removeDeduplicationKey(ctx, [a.dedupId, a.id, rid]))) === 1,
+  removeDeduplicationKey: async (ctx: ScriptContext, a: { dedupId: string; id: string }, rid?: string) =>
+    Number(await applied.removeDeduplicationKey(ctx, [a.dedupId, a.id], rid)) === 1,
   /** 1 cleared, 0 the job names another parent or none, -1 no such job. */
   clearParent: async (ctx: ScriptContext, a: { id: string; parentKey: string }) => Number(await raw.clearParent(ctx, [a.id, a.parentKey])),
 };

@@ -7,18 +7,21 @@ import { bindScript as call, type ScriptContext } from './runner.js';
 import { keepArgs } from '../core/options.js';
 import type { NewJobArgs } from './args.js';
 import { Code } from '../core/errors.js';
-import { newRequestId, onceCall as once } from './request-id.js';
+import { bindOnceScript, newRequestId } from './request-id.js';
 
+// Applied once: the request id is their last ARGV (docs/protocol.md "Applied once").
+const applied = {
+  addFlow: bindOnceScript('addFlow'),
+  addDependency: bindOnceScript('addDependency'),
+  resolveChild: bindOnceScript('resolveChild'),
+  removeScheduler: bindOnceScript('removeScheduler'),
+};
 const raw = {
-  addFlow: call('addFlow'),
-  addDependency: call('addDependency'),
-  resolveChild: call('resolveChild'),
   upsertScheduler: call('upsertScheduler'),
   advanceScheduler: call('advanceScheduler'),
-  removeScheduler: call('removeScheduler'),
 };
 
-export const LIFECYCLE_SCRIPT_NAMES = Object.keys(raw);
+export const LIFECYCLE_SCRIPT_NAMES = [...Object.keys(applied), ...Object.keys(raw)];
 
 /** One job of a flow as addFlow takes it (every field validated by the caller). */
 export interface FlowNodeArgs extends NewJobArgs {
@@ -79,8 +82,7 @@ export const lifecycleScripts = {
         n.children.length, ...n.children);
     }
     // Applied once (docs/protocol.md "Applied once"): a resend answers from the first run's record.
-    args.push(requestId);
-    const r = (await once('addFlow', requestId, raw.addFlow(ctx, args))) as unknown[];
+    const r = (await applied.addFlow(ctx, args, requestId)) as unknown[];
     const code = Number(r[0]);
     if (code === Code.CROSS_QUEUE_CHILDREN || code === Code.MISSING_PARENT || code === Code.OTHER_PARENT) return { ok: false, existingId: String(r[1]), code };
     return { ok: true, existing: r.slice(1).map(String) };
@@ -91,8 +93,7 @@ export const lifecycleScripts = {
    * replies the first run's 1, not 0: the caller takes back only what it registered).
    */
   async addDependency(ctx: ScriptContext, a: { parentId: string; childKey: string; requestId?: string }): Promise<number> {
-    const rid = a.requestId ?? newRequestId(ctx.client);
-    return Number(await once('addDependency', rid, raw.addDependency(ctx, [a.parentId, a.childKey, rid])));
+    return Number(await applied.addDependency(ctx, [a.parentId, a.childKey], a.requestId));
   },
 
   /**
@@ -103,8 +104,7 @@ export const lifecycleScripts = {
     ctx: ScriptContext,
     a: { parentId: string; childKey: string; kind: ChildOutcome; value: string; requestId?: string },
   ): Promise<{ status: number; outboxWritten: boolean }> {
-    const rid = a.requestId ?? newRequestId(ctx.client);
-    const r = (await once('resolveChild', rid, raw.resolveChild(ctx, [a.parentId, a.childKey, a.kind, a.value, rid]))) as unknown[];
+    const r = (await applied.resolveChild(ctx, [a.parentId, a.childKey, a.kind, a.value], a.requestId)) as unknown[];
     return { status: Number(r[0]), outboxWritten: Number(r[1]) === 1 };
   },
 
@@ -113,8 +113,7 @@ export const lifecycleScripts = {
    * the entry it had ('' when nothing changed); `undo` puts that entry back (kind u).
    */
   async reopenChild(ctx: ScriptContext, a: { parentId: string; childKey: string; undo?: string }): Promise<string> {
-    const rid = newRequestId(ctx.client);
-    const r = (await once('resolveChild', rid, raw.resolveChild(ctx, [a.parentId, a.childKey, a.undo === undefined ? 'p' : 'u', a.undo ?? '', rid]))) as unknown[];
+    const r = (await applied.resolveChild(ctx, [a.parentId, a.childKey, a.undo === undefined ? 'p' : 'u', a.undo ?? ''])) as unknown[];
     return r[2] === undefined ? '' : String(r[2]);
   },
 
@@ -142,6 +141,6 @@ export const lifecycleScripts = {
   },
 
   /** Applied once (request id last): a resend replies the first run's true. */
-  removeScheduler: async (ctx: ScriptContext, id: string, rid = newRequestId(ctx.client)): Promise<boolean> =>
-    Number(await once('removeScheduler', rid, raw.removeScheduler(ctx, [id, rid]))) === 1,
+  removeScheduler: async (ctx: ScriptContext, id: string, rid?: string): Promise<boolean> =>
+    Number(await applied.removeScheduler(ctx, [id], rid)) === 1,
 };

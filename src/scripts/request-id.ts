@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { EchoError, RedisRefusedError, RequestOutcomeUnknownError } from '../core/errors.js';
 import { redisTimeMs } from '../core/values.js';
+import { bindScript, type ScriptContext } from './runner.js';
 
 /** 16 random base64url characters per process: ids of two processes never meet. */
 const PREFIX = randomBytes(12).toString('base64url');
@@ -132,4 +133,16 @@ export async function onceCall(op: string, requestId: string, p: Promise<unknown
   } catch (err) {
     throw onceError(err, op, requestId);
   }
+}
+
+/**
+ * Loads a script applied once: its caller passes the script's ARGV without the request id, and
+ * the id (a new one when absent), which goes last (docs/protocol.md "Applied once").
+ */
+export function bindOnceScript(name: string) {
+  const run = bindScript(name);
+  return (ctx: ScriptContext, args: Array<string | number>, requestId = newRequestId(ctx.client)): Promise<unknown> => {
+    args.push(requestId);
+    return onceCall(name, requestId, run(ctx, args));
+  };
 }
