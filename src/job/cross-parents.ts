@@ -9,7 +9,7 @@ import type { ScriptContext } from '../scripts/runner.js';
 import type { AddJobArgs, AddReply, ParentArgs } from '../scripts/args.js';
 import { missingParentError } from '../scripts/index.js';
 import { MetaField } from '../core/fields.js';
-import { execStamped, layoutReady } from '../scripts/runner.js';
+import { execStamped, generatedId, layoutReady } from '../scripts/runner.js';
 
 /**
  * The id BullMQ's addBulk gives a job whose parent is missing: its script's status code -5,
@@ -44,8 +44,6 @@ export async function registerCrossParents(
   const needIds = jobs.filter((j) => cross(j) && !missing.has(j.parent!.key) && j.id === '').length;
   if (needIds > 0) await layoutReady(client, ctx.keys);
   let next = needIds > 0 ? Number(await execStamped(client.multi().hincrby(ctx.keys.meta, MetaField.lastId, needIds), ctx.keys)) - needIds + 1 : 0;
-  const step = ctx.ids?.step ?? 1;
-  const offset = ctx.ids?.offset ?? 0;
   const parentCtx = (p: ParentArgs) => ({ client, keys: queueKeys(p.queue, p.prefix) });
   for (let i = 0; i < jobs.length; i++) {
     let j = jobs[i]!;
@@ -55,7 +53,7 @@ export async function registerCrossParents(
         errors.set(i, missingParentError(p));
         continue;
       }
-      if (j.id === '') j = { ...j, id: String((next++ - 1) * step + offset + 1) };
+      if (j.id === '') j = { ...j, id: generatedId(next++, ctx.ids) };
       const r = await lifecycleScripts.addDependency(parentCtx(p), { parentId: p.id, childKey: jobKey(ctx.keys, j.id) });
       if (r === Code.NOT_FOUND) {
         errors.set(i, missingParentError(p));

@@ -173,6 +173,11 @@ export interface ScriptContext {
   readonly ids?: { readonly step: number; readonly offset: number };
 }
 
+/** The generated id of id-counter value c (add.lua's idOf): shard `offset` of `step` makes offset+1, offset+1+step, … */
+export function generatedId(c: number, ids: ScriptContext['ids']): string {
+  return String((c - 1) * (ids?.step ?? 1) + (ids?.offset ?? 0) + 1);
+}
+
 /**
  * Loads a script once and returns a caller taking a context and the script's ARGV. Every call
  * makes the stored layout check first, but with `layoutCheck: false` (upgradeLayout, which is
