@@ -18,7 +18,7 @@ import { execStamped, layoutReady } from '../scripts/runner.js';
 import { BULK_MISSING_PARENT_ID } from '../job/cross-parents.js';
 import { addJobs, addedJobHash, newJob, ADD_BATCH } from '../job/new-job.js';
 import * as v from '../core/validate.js';
-import { startProducerSpan, type TraceCarrier } from '../ops/tracing.js';
+import { startProducerSpan, type ProducerSpan, type TraceCarrier } from '../ops/tracing.js';
 import { activeCount } from '../ops/active-set.js';
 import * as schedulers from '../lifecycle/schedulers.js';
 import { QueueGetters } from './queue-getters.js';
@@ -51,6 +51,7 @@ const ADD_COALESCE = 20;
 
 interface PendingAdd {
   args: AddJobArgs;
+  span: ProducerSpan;
   resolve: (job: Job<any, any, any>) => void;
   reject: (err: unknown) => void;
 }
@@ -145,24 +146,34 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
    * 20 jobs, all sent in one round trip, each add resolving with its own job. A lone add is
    * sent at once (on the next tick) and costs one round trip.
    */
-  async add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
-    this.open();
-    const span = startProducerSpan(this.name, String(name));
+  add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
+    // Not an async function: one promise per add instead of two (errors still reject, never throw).
+    let span: ProducerSpan | undefined;
     let args: AddJobArgs;
     try {
+      this.open();
+      span = startProducerSpan(this.name, String(name));
       args = this.prepare(name, data, opts, '', span.carrier);
     } catch (err) {
-      span.end(err);
-      throw err;
+      span?.end(err);
+      return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      this.pendingAdds.push({
-        args,
-        resolve: (job) => (span.end(), resolve(job), this.emit('waiting', job as Job<DataType, ReturnType, NameType>)),
-        reject: (err) => (span.end(err), reject(err)),
-      });
+      this.pendingAdds.push({ args, span, resolve, reject });
       if (this.pendingAdds.length === 1) process.nextTick(() => void this.flushAdds());
     });
+  }
+
+  /** Settles one add of flushAdds: the span ends first, then the caller's promise, then `waiting`. */
+  private settleAdd(p: PendingAdd, job: Job<any, any, any> | undefined, err?: unknown): void {
+    if (job === undefined) {
+      p.span.end(err);
+      p.reject(err);
+      return;
+    }
+    p.span.end();
+    p.resolve(job);
+    this.emit('waiting', job as Job<DataType, ReturnType, NameType>);
   }
 
   /** Sends the adds collected in this tick; see add(). */
@@ -174,26 +185,27 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       try {
         if (this.setup) await this.setup;
       } catch (err) {
-        for (const p of pending) p.reject(err);
+        for (const p of pending) this.settleAdd(p, undefined, err);
         return;
       }
       const chunks: PendingAdd[][] = [];
       for (let i = 0; i < pending.length; i += ADD_COALESCE) chunks.push(pending.slice(i, i + ADD_COALESCE));
-      await Promise.all(chunks.map(async (chunk) => {
+      await Promise.all((chunks.map(async (chunk) => {
         try {
           const replies = await addJobs(this.ctx, chunk.map((p) => p.args));
-          replies.forEach((r, k) => {
-            const { args, resolve, reject } = chunk[k];
-            if (r.error) reject(r.error);
-            else if (r.groupFull) reject(new GroupMaxSizeExceededError(args.lane, args.groupMaxSize!));
-            else if (r.created) resolve(this.snapshot(r.id, args));
+          for (let k = 0; k < replies.length; k++) {
+            const r = replies[k]!;
+            const p = chunk[k]!;
+            if (r.error) this.settleAdd(p, undefined, r.error);
+            else if (r.groupFull) this.settleAdd(p, undefined, new GroupMaxSizeExceededError(p.args.lane, p.args.groupMaxSize!));
+            else if (r.created) this.settleAdd(p, this.snapshot(r.id, p.args));
             // Not created: an existing jobId, or deduplicated (a throttle holder may be gone).
-            else this.getJob(r.id).then((j) => resolve(j ?? this.snapshot(r.id, args)), reject);
-          });
+            else this.getJob(r.id).then((j) => this.settleAdd(p, j ?? this.snapshot(r.id, p.args)), (err) => this.settleAdd(p, undefined, err));
+          }
         } catch (err) {
-          for (const p of chunk) p.reject(err);
+          for (const p of chunk) this.settleAdd(p, undefined, err);
         }
-      }));
+      })));
     })();
     this.flushing = run;
     return run;
@@ -230,7 +242,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     // jobs are built as its reply arrives, while Redis runs the next batches.
     const batches: AddJobArgs[][] = [];
     for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
-    const built = await Promise.all(batches.map(async (batch) => {
+    const built = await Promise.all((batches.map(async (batch) => {
       const replies = await addJobs(this.ctx, batch);
       // As BullMQ's bulk add, a job whose parent is missing is left out and the others are added.
       const failed = replies.find((r) => r.error && !r.missingParent);
@@ -241,7 +253,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       const existing = replies.filter((r) => !r.created && !r.missingParent).map((r) => r.id);
       const loaded = existing.length === 0 ? undefined : new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
       return replies.map((r, k) => (r.missingParent ? this.leftOut(batch[k]!) : r.created ? this.snapshot(r.id, batch[k]!) : loaded?.get(r.id) ?? this.snapshot(r.id, batch[k]!)) as Job<DataType, ReturnType, NameType>);
-    }));
+    })));
     return built.flat();
   }
 
