@@ -64,9 +64,22 @@ function tracer(a: typeof Otel): Otel.Tracer {
   return tracerOf.tracer;
 }
 
+/** The API's no-op provider: the delegate of a proxy provider that no SDK was registered with. */
+const NOOP_PROVIDER = api ? new api.ProxyTracerProvider().getDelegate() : undefined;
+
+/**
+ * True when a span started now would have nothing to record or carry: no SDK behind the global
+ * proxy provider and no span in the active context (the no-op tracer then gives an invalid span).
+ */
+function nothingToTrace(a: typeof Otel): boolean {
+  const provider = a.trace.getTracerProvider();
+  return provider instanceof a.ProxyTracerProvider && provider.getDelegate() === NOOP_PROVIDER
+    && a.trace.getSpanContext(a.context.active()) === undefined;
+}
+
 /** Starts the span of one add (or one addBulk call, shared by its jobs). */
 export function startProducerSpan(queue: string, jobName: string, jobs = 1): ProducerSpan {
-  if (!api) return NO_SPAN;
+  if (!api || nothingToTrace(api)) return NO_SPAN;
   const span = tracer(api).startSpan(`add ${queue}`, {
     kind: api.SpanKind.PRODUCER,
     attributes: {
