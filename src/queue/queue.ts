@@ -192,7 +192,11 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       for (let i = 0; i < pending.length; i += ADD_COALESCE) chunks.push(pending.slice(i, i + ADD_COALESCE));
       await Promise.all((chunks.map(async (chunk) => {
         try {
-          const replies = await addJobs(this.ctx, chunk.map((p) => p.args));
+          // A push loop, not map(): map's array kind differs between the builtin and its inlined
+          // form in optimised code, and a new kind deoptimises scripts.add, a big recompile.
+          const jobs: AddJobArgs[] = [];
+          for (const p of chunk) jobs.push(p.args);
+          const replies = await addJobs(this.ctx, jobs);
           for (let k = 0; k < replies.length; k++) {
             const r = replies[k]!;
             const p = chunk[k]!;
@@ -227,16 +231,19 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   }
 
   private async addBulkTraced(jobs: ReadonlyArray<BulkJob<DataType>>, telemetry: TraceCarrier | undefined): Promise<Array<Job<DataType, ReturnType, NameType>>> {
-    const prepared = jobs.map((j, i) => {
+    // A push loop, as in flushAdds: the batches reach scripts.add as the same array kind.
+    const prepared: AddJobArgs[] = [];
+    for (let i = 0; i < jobs.length; i++) {
+      const j = jobs[i]!;
       v.plainObject(`jobs[${i}]`, j);
       try {
-        return this.prepare(j.name, j.data, j.opts, `jobs[${i}].`, telemetry);
+        prepared.push(this.prepare(j.name, j.data, j.opts, `jobs[${i}].`, telemetry));
       } catch (e) {
         // Option checks name the bare option ('priority'); in a bulk, say which job it was.
         if (e instanceof ValidationError && !e.field.startsWith('jobs[')) throw v.renamed(e, `jobs[${i}].opts.${e.field}`);
         throw e;
       }
-    });
+    }
     if (this.setup) await this.setup;
     // Every batch is one bounded script call; all of them go out in one round trip. Each batch's
     // jobs are built as its reply arrives, while Redis runs the next batches.
