@@ -44,10 +44,10 @@ export const shardedQueueFactory: { create?: (name: string, opts: QueueOptions) 
 
 /**
  * Jobs per script call when single adds of one tick travel together. Smaller than ADD_BATCH so
- * that Redis works on the first calls while the client still sends or resolves the others:
- * adds from many concurrent producers then flow as a pipeline instead of in lockstep batches.
+ * that Redis works on the first call while the client still sends or resolves the others (100
+ * in flight: two calls per tick); 50 rather than 20 halves each call's fixed cost per job.
  */
-const ADD_COALESCE = 20;
+const ADD_COALESCE = 50;
 
 interface PendingAdd {
   args: AddJobArgs;
@@ -143,7 +143,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
   /**
    * Adds a job. With an existing `jobId`, returns that job unchanged. Adds made in the same tick
    * (for example many producers awaiting in parallel) travel together: one script call per
-   * 20 jobs, all sent in one round trip, each add resolving with its own job. A lone add is
+   * 50 jobs, all sent in one round trip, each add resolving with its own job. A lone add is
    * sent at once (on the next tick) and costs one round trip.
    */
   add(name: NameType, data: DataType, opts?: JobOptions): Promise<Job<DataType, ReturnType, NameType>> {
