@@ -7,20 +7,14 @@
 import { Cluster, Command, Redis } from 'ioredis';
 import type { RedisClient } from '../core/connection.js';
 
-const usable = new WeakMap<object, boolean>();
-
 /**
  * Only for clients of this package's ioredis (another copy's Command may differ) without a key
- * prefix or auto-pipelining, which call() handles; any other client keeps call().
+ * prefix or auto-pipelining, which call() handles; any other client keeps call(). Checked on
+ * every call, as ioredis reads its options on every call.
  */
 export function sendsFlat(client: RedisClient): boolean {
-  let ok = usable.get(client);
-  if (ok === undefined) {
-    const o = client.options as { keyPrefix?: string; enableAutoPipelining?: boolean };
-    ok = (client instanceof Redis || client instanceof Cluster) && !o.keyPrefix && !o.enableAutoPipelining;
-    usable.set(client, ok);
-  }
-  return ok;
+  const o = client.options as { keyPrefix?: string; enableAutoPipelining?: boolean };
+  return (client instanceof Redis || client instanceof Cluster) && !o.keyPrefix && !o.enableAutoPipelining;
 }
 
 /** `name first numkeys ...keys ...args` as call() would send it (numbers as strings, null and undefined as ''). */
