@@ -190,7 +190,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       }
       const chunks: PendingAdd[][] = [];
       for (let i = 0; i < pending.length; i += ADD_COALESCE) chunks.push(pending.slice(i, i + ADD_COALESCE));
-      await Promise.all((chunks.map(async (chunk) => {
+      await Promise.all(chunks.map(async (chunk) => {
         try {
           // A push loop, not map(): map's array kind differs between the builtin and its inlined
           // form in optimised code, and a new kind deoptimises scripts.add, a big recompile.
@@ -209,7 +209,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
         } catch (err) {
           for (const p of chunk) this.settleAdd(p, undefined, err);
         }
-      })));
+      }));
     })();
     this.flushing = run;
     return run;
@@ -249,7 +249,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     // jobs are built as its reply arrives, while Redis runs the next batches.
     const batches: AddJobArgs[][] = [];
     for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
-    const built = await Promise.all((batches.map(async (batch) => {
+    const built = await Promise.all(batches.map(async (batch) => {
       const replies = await addJobs(this.ctx, batch);
       // As BullMQ's bulk add, a job whose parent is missing is left out and the others are added.
       const failed = replies.find((r) => r.error && !r.missingParent);
@@ -260,7 +260,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
       const existing = replies.filter((r) => !r.created && !r.missingParent).map((r) => r.id);
       const loaded = existing.length === 0 ? undefined : new Map((await loadJobs(this.ctx, existing)).map((j) => [j.id, j]));
       return replies.map((r, k) => (r.missingParent ? this.leftOut(batch[k]!) : r.created ? this.snapshot(r.id, batch[k]!) : loaded?.get(r.id) ?? this.snapshot(r.id, batch[k]!)) as Job<DataType, ReturnType, NameType>);
-    })));
+    }));
     return built.flat();
   }
 
