@@ -242,6 +242,9 @@ function telemetryOption(value: unknown): void {
 
 /** BullMQ's rule: at most one failure policy; its text names the ones given, in its order. */
 function failurePolicy(o: Record<string, unknown>, field: string): FailurePolicy {
+  // The common case, none given, without the list.
+  if (o.removeDependencyOnFailure === undefined && o.failParentOnFailure === undefined
+    && o.continueParentOnFailure === undefined && o.ignoreDependencyOnFailure === undefined) return '';
   let policy: FailurePolicy = '';
   const on: string[] = [];
   for (const k of EXCLUSIVE) {

@@ -148,7 +148,9 @@ export function queueName(value: unknown, field = 'queue name'): string {
 function isFlatPlain(value: object): boolean {
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
-  for (const k of Object.keys(value)) {
+  // for-in makes no key array; it also visits inherited enumerable keys, which only makes the
+  // check stricter (such a value takes the walk, whose result is the same).
+  for (const k in value) {
     const x = (value as Record<string, unknown>)[k];
     const t = typeof x;
     if (t !== 'string' && t !== 'number' && t !== 'boolean' && x !== null && x !== undefined) return false;

@@ -53,10 +53,34 @@ function endSpan(span: Otel.Span, err: unknown): void {
   span.end();
 }
 
+/**
+ * echomq's tracer, fetched again only when the global provider object changes (trace.disable()
+ * makes a new one). Without an SDK, getTracer makes a new proxy tracer on every call.
+ */
+let tracerOf: { provider: Otel.TracerProvider; tracer: Otel.Tracer } | undefined;
+function tracer(a: typeof Otel): Otel.Tracer {
+  const provider = a.trace.getTracerProvider();
+  if (tracerOf?.provider !== provider) tracerOf = { provider, tracer: provider.getTracer(TRACER) };
+  return tracerOf.tracer;
+}
+
+/** The API's no-op provider: the delegate of a proxy provider that no SDK was registered with. */
+const NOOP_PROVIDER = api ? new api.ProxyTracerProvider().getDelegate() : undefined;
+
+/**
+ * True when a span started now would have nothing to record or carry: no SDK behind the global
+ * proxy provider and no span in the active context (the no-op tracer then gives an invalid span).
+ */
+function nothingToTrace(a: typeof Otel): boolean {
+  const provider = a.trace.getTracerProvider();
+  return provider instanceof a.ProxyTracerProvider && provider.getDelegate() === NOOP_PROVIDER
+    && a.trace.getSpanContext(a.context.active()) === undefined;
+}
+
 /** Starts the span of one add (or one addBulk call, shared by its jobs). */
 export function startProducerSpan(queue: string, jobName: string, jobs = 1): ProducerSpan {
-  if (!api) return NO_SPAN;
-  const span = api.trace.getTracer(TRACER).startSpan(`add ${queue}`, {
+  if (!api || nothingToTrace(api)) return NO_SPAN;
+  const span = tracer(api).startSpan(`add ${queue}`, {
     kind: api.SpanKind.PRODUCER,
     attributes: {
       'messaging.system': 'echomq', 'messaging.destination.name': queue, 'messaging.operation': 'publish',
@@ -97,7 +121,7 @@ export function traceProcess<R>(
   const stored = (job.opts as { telemetry?: TraceCarrier } | undefined)?.telemetry;
   if (stored === undefined && noSdk()) return run();
   const parent = api.propagation.extract(api.ROOT_CONTEXT, stored ?? {});
-  const span = api.trace.getTracer(TRACER).startSpan(`process ${job.queueName}`, {
+  const span = tracer(api).startSpan(`process ${job.queueName}`, {
     kind: api.SpanKind.CONSUMER,
     attributes: {
       'messaging.system': 'echomq', 'messaging.destination.name': job.queueName, 'messaging.operation': 'process',

@@ -18,6 +18,7 @@ import { IncompatibleLayoutError } from '../core/errors.js';
 import { MetaField } from '../core/fields.js';
 import { LAYOUT_VERSION } from '../core/layout.js';
 import { loadLibrary, loadScript, type LuaScript } from './loader.js';
+import { sendFlat, sendsFlat } from './send-flat.js';
 
 export type ScriptMode = 'function' | 'eval';
 
@@ -147,19 +148,21 @@ export async function runScript(
     if (layout !== true) await layout;
   }
   const k = keysFor(script, keys);
+  const flat = sendsFlat(client);
   if (script.functionName && scriptMode(client) === 'function') {
+    const fcall = () => flat ? sendFlat(client, 'FCALL', script.functionName!, k, args) : client.call('FCALL', script.functionName!, k.length, ...k, ...args);
     try {
-      return await client.call('FCALL', script.functionName, k.length, ...k, ...args);
+      return await fcall();
     } catch (err) {
       if (!notFound(err)) throw err;
-      if (await loadLibraryOn(client)) return client.call('FCALL', script.functionName, k.length, ...k, ...args);
+      if (await loadLibraryOn(client)) return fcall();
     }
   }
   try {
-    return await client.evalsha(script.sha, k.length, ...k, ...args);
+    return await (flat ? sendFlat(client, 'evalsha', script.sha, k, args) : client.evalsha(script.sha, k.length, ...k, ...args));
   } catch (err) {
     if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
-      return client.eval(script.source, k.length, ...k, ...args);
+      return flat ? sendFlat(client, 'eval', script.source, k, args) : client.eval(script.source, k.length, ...k, ...args);
     }
     throw err;
   }
