@@ -33,8 +33,8 @@ local claimOwner
 -- The claiming worker's name (BullMQ's Worker option name), stored as the claimed jobs' `pb`
 -- (job.processedBy, as BullMQ stores it); nil for a worker without a name.
 local claimName
--- Applied once (lib/once.lua): when a table, activate appends each claimed job's new attempt
--- to it, in reply order, so the call can record its (job, attempt) pairs. nil otherwise.
+-- Applied once (lib/once.lua): when a table, activate appends each claimed job's id and new
+-- attempt to it, in reply order, so the call can record its (job, attempt) pairs. nil otherwise.
 local claimTrack
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
@@ -105,6 +105,7 @@ end
 -- writes the sentinel (lib/common.lua), ahead of the leases, so a new key is a skiplist from
 -- its first member on; once it is there this costs one hash lookup per call.
 local LEASE_BATCH = 1000
+local claimLeases = {}
 local function flushLeases(leases)
   for i = 1, #leases, LEASE_BATCH * 2 do
     local last = math.min(i + LEASE_BATCH * 2 - 1, #leases)
@@ -147,25 +148,28 @@ end
 -- reply and to parse in Node. nowStr: the claim time as an integer string. Numbers handed to
 -- redis.call are formatted with %.14g each time, so the strings are made here, once, with
 -- integer formats.
-local function activate(jk, nowStr)
+local function activate(jk, nowStr, id)
   local h = redis.call('HGETALL', jk)
-  local out, n = {}, 0
+  -- The reply table is compacted in place (w: fields written so far): no second table per job.
+  local w, len = 0, #h
   local att = '1'
   local hadOwner = false
-  for i = 1, #h, 2 do
+  for i = 1, len, 2 do
     local k = h[i]
     if k == 'att' then
       att = string.format('%d', tonumber(h[i + 1]) + 1)
     elseif k == 'tok' then
       hadOwner = true
     elseif k ~= 'st' and k ~= 'sq' and k ~= 'pOn' and not (k == 'pb' and claimName) then
-      out[n + 1], out[n + 2] = k, h[i + 1]
-      n = n + 2
+      h[w + 1], h[w + 2] = k, h[i + 1]
+      w = w + 2
     end
   end
+  for i = len, w + 1, -1 do h[i] = nil end
+  local out, n = h, w
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 'att', att, 'pOn', nowStr
   n = n + 4
-  if claimTrack then claimTrack[#claimTrack + 1] = att end
+  if claimTrack then claimTrack[#claimTrack + 1], claimTrack[#claimTrack + 2] = id, att end
   -- The worker's name, when it has one, goes with the same write (BullMQ's processedBy).
   if claimName then out[n + 1], out[n + 2], n = 'pb', claimName, n + 2 end
   if claimOwner then
@@ -201,10 +205,20 @@ local passMaybe, passMaybeKey = {}, {}
 -- and the one-job lanes the pass served, whose fields endPass deletes with one HDEL.
 local passLone, passLoneServed = nil, {}
 
+-- The pass tables are emptied in place when used, so a call that uses none makes none; a call
+-- that errored halfway may have left entries, which a new table drops.
+local onePass = {} -- the pass of a claim for one job (LMOVE): reused
 local function startPasses()
   pass, passAt, passLen, passMoved = nil, 0, 0, false
-  passKeep, passGone, passMaybe, passMaybeKey = {}, {}, {}, {}
-  passLone, passLoneServed = nil, {}
+  if passKeep[1] then passKeep = {} end
+  if passGone[1] then passGone = {} end
+  if passMaybe[1] then passMaybe, passMaybeKey = {}, {} end
+  passLone = nil
+  if passLoneServed[1] then passLoneServed = {} end
+end
+
+local function clearList(t)
+  for i = #t, 1, -1 do t[i] = nil end
 end
 
 -- Moves the lanes of passMaybe that turned out empty from passKeep to passGone. One EXISTS
@@ -228,7 +242,8 @@ local function settleMaybeEmpty()
     end
     passKeep = keep
   end
-  passMaybe, passMaybeKey = {}, {}
+  clearList(passMaybe)
+  clearList(passMaybeKey)
 end
 
 local function endPass()
@@ -238,9 +253,9 @@ local function endPass()
     for i = passLen, passAt + 1, -1 do back[#back + 1] = pass[i] end
     redis.call('LPUSH', K.ring, unpack(back))
   end
-  if #passKeep > 0 then redis.call('RPUSH', K.ring, unpack(passKeep)); passKeep = {} end
-  if #passGone > 0 then redis.call('SREM', K.inring, unpack(passGone)); passGone = {} end
-  if #passLoneServed > 0 then dropLone(unpack(passLoneServed)); passLoneServed = {} end
+  if #passKeep > 0 then redis.call('RPUSH', K.ring, unpack(passKeep)); clearList(passKeep) end
+  if #passGone > 0 then redis.call('SREM', K.inring, unpack(passGone)); clearList(passGone) end
+  if #passLoneServed > 0 then dropLone(unpack(passLoneServed)); clearList(passLoneServed) end
   passAt, passLen = 0, 0
 end
 
@@ -256,9 +271,10 @@ local function nextRingLane(want)
       -- stays or from where it is evicted, as a pass of one would cost two.
       local one = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
       if not one then return nil end
-      pass, passMoved = { one }, true
+      onePass[1] = one
+      pass, passMoved = onePass, true
     else
-      pass, passMoved = redis.call('LPOP', K.ring, want), false
+      pass, passMoved = redis.call('LPOP', K.ring, intStr(want)), false
       if not pass then return nil end
     end
     passLen = #pass
@@ -357,7 +373,7 @@ end
 -- (out gets id, fields; leases its deadline, id) and counts them against the lane's active
 -- count and rate window. Returns the jobs served and how many of them had a priority.
 local function serveTurn(t, take, out, leases, nowStr, deadline)
-  local popped = redis.call('ZPOPMIN', t.key, take)
+  local popped = redis.call('ZPOPMIN', t.key, intStr(take))
   local prioritized = 0
   for i = 1, #popped, 2 do
     local id = memberId(popped[i])
@@ -365,7 +381,7 @@ local function serveTurn(t, take, out, leases, nowStr, deadline)
     leases[#leases + 1] = id
     if popped[i + 1] ~= '0' then prioritized = prioritized + 1 end
     out[#out + 1] = id
-    out[#out + 1] = activate(K.jobBase .. id, nowStr)
+    out[#out + 1] = activate(K.jobBase .. id, nowStr, id)
     emitJob('active', PREV_WAITING, id)
   end
   if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
@@ -392,7 +408,7 @@ local function serveLone(lane, v, offRing, out, leases, nowStr, deadline)
   leases[#leases + 1] = deadline
   leases[#leases + 1] = id
   out[#out + 1] = id
-  out[#out + 1] = activate(K.jobBase .. id, nowStr)
+  out[#out + 1] = activate(K.jobBase .. id, nowStr, id)
   emitJob('active', PREV_WAITING, id)
   if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
   deferActive(lane, 1)
@@ -444,11 +460,11 @@ local function finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServe
   -- Written only when the turn moved: an idle claim must stay read-only (no write traffic per
   -- idle worker, and no meta hash recreated on a queue that was just obliterated).
   if (turnLane or '') ~= (meta[M_TURN_LANE] or '') or turnLeft ~= tonumber(meta[M_TURN_LEFT] or '0') then
-    redis.call('HSET', K.meta, 'tl', turnLane or '', 'tk', turnLeft)
+    redis.call('HSET', K.meta, 'tl', turnLane or '', 'tk', intStr(turnLeft))
   end
   if readyServed > 0 then
-    redis.call('HINCRBY', K.meta, 'ready', -readyServed)
-    if prioServed > 0 then redis.call('HINCRBY', K.meta, 'readyP', -prioServed) end
+    redis.call('HINCRBY', K.meta, 'ready', intStr(-readyServed))
+    if prioServed > 0 then redis.call('HINCRBY', K.meta, 'readyP', intStr(-prioServed)) end
   end
   if got > 0 and tonumber(meta[M_RATE_MAX]) then
     local used = redis.call('INCRBY', K.rate, got)
@@ -478,7 +494,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   if n <= 0 then return 0, wait end
 
   local got, readyServed, prioServed = 0, 0, 0
-  local nowStr = string.format('%d', now)
+  local nowStr = msString(now)
   local deadline = string.format('%d', now + leaseMs)
   -- The turn in progress: its lane and the share it has left (continued from the last claim).
   local turnLane, turnLeft = meta[M_TURN_LANE], tonumber(meta[M_TURN_LEFT] or '0')
@@ -488,7 +504,9 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   -- turns would follow one another anyway: it is served for the rest of the call in one turn.
   local rotated
   local alone = false
-  local leases = {} -- deadline, id pairs: one ZADD of the active set per call (flushLeases)
+  -- deadline, id pairs: one ZADD of the active set per call (flushLeases empties it in place)
+  if claimLeases[1] then claimLeases = {} end
+  local leases = claimLeases
   startPasses()
 
   while got < n and turns < maxTurns do

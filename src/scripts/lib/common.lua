@@ -31,6 +31,18 @@ local function activeJobs()
   return redis.call('ZCOUNT', K.active, '-inf', '(+inf')
 end
 
+-- Small integers as strings, made once per library load and reused by every call: a Lua number
+-- handed to redis.call is formatted with %.14g (printf's float path) each time.
+local intMemo = {}
+local function intStr(n)
+  local s = intMemo[n]
+  if not s then
+    s = string.format('%d', n)
+    if n >= -1000 and n <= 1000 then intMemo[n] = s end
+  end
+  return s
+end
+
 -- now (ms) as an integer string, made once per call for the job hashes it stamps.
 local msMemoN, msMemoS
 local function msString(ms)
@@ -67,6 +79,8 @@ end
 -- shared fields, then its own (QueueEvents, metrics.ts readEvents; docs/events.md). 10 keeps an
 -- entry small (the cap counts entries) and saves nearly all of the per-job XADD time.
 local EVENT_GROUP = 10
+-- Shared fields of the completed events of a settle (made once per load, not per call).
+local PREV_ACTIVE = { 'prev', 'active' }
 local group, groupKind, groupShared, groupJobs, groupFirst
 
 local function flushEvents()
