@@ -49,7 +49,9 @@ local fetch, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxEv = tonumber(ARGV[3])
 local owner = ARGV[4] ~= '' and ARGV[4] or nil
 local metricsMax = ARGV[5] == '0' and 0 or tonumber(ARGV[5])
-local workerKeep, workerKeepAge = tonumber(ARGV[6]), tonumber(ARGV[7]) -- nil when ''
+-- nil when '' (the usual case: no tonumber call then)
+local workerKeep = ARGV[6] ~= '' and tonumber(ARGV[6]) or nil
+local workerKeepAge = ARGV[7] ~= '' and tonumber(ARGV[7]) or nil
 local workerName = ARGV[8] ~= '' and ARGV[8] or nil
 local now = nowMs()
 if m == 0 then
@@ -158,6 +160,6 @@ head[1], head[2] = got, nextAt
 -- A call that settled nothing changed nothing: its rerun answers the same.
 -- The codes are recorded as their count when all are 1: cjson formats each number with %.14g.
 if #finished > 0 and onceKey then
-  onceRecordClaim(#finished == m and m or { unpack(head, 4, 3 + m) }, onceClaimPairs(claimTrack))
+  onceRecordClaim(#finished == m and intStr(m) or { unpack(head, 4, 3 + m) }, onceClaimPairs(claimTrack))
 end
 return head

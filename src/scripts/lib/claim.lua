@@ -306,7 +306,7 @@ local function gate(meta, n, now)
     if room < n then n = room end
     if n <= 0 then return 0, -1 end
   end
-  local rateMax = tonumber(meta[M_RATE_MAX])
+  local rateMax = meta[M_RATE_MAX] and tonumber(meta[M_RATE_MAX])
   local blocked = meta[M_BLOCKED]
   -- The global rate counter is read only with a limiter, or while worker.rateLimit(ms) may be
   -- blocking the queue (meta blk; the block sets the counter to RATE_BLOCK with PX ms).
@@ -459,14 +459,14 @@ local function finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServe
   flushDeferredActive()
   -- Written only when the turn moved: an idle claim must stay read-only (no write traffic per
   -- idle worker, and no meta hash recreated on a queue that was just obliterated).
-  if (turnLane or '') ~= (meta[M_TURN_LANE] or '') or turnLeft ~= tonumber(meta[M_TURN_LEFT] or '0') then
+  if (turnLane or '') ~= (meta[M_TURN_LANE] or '') or intStr(turnLeft) ~= (meta[M_TURN_LEFT] or '0') then
     redis.call('HSET', K.meta, 'tl', turnLane or '', 'tk', intStr(turnLeft))
   end
   if readyServed > 0 then
     redis.call('HINCRBY', K.meta, 'ready', intStr(-readyServed))
     if prioServed > 0 then redis.call('HINCRBY', K.meta, 'readyP', intStr(-prioServed)) end
   end
-  if got > 0 and tonumber(meta[M_RATE_MAX]) then
+  if got > 0 and meta[M_RATE_MAX] and tonumber(meta[M_RATE_MAX]) then
     local used = redis.call('INCRBY', K.rate, got)
     if used == got then redis.call('PEXPIRE', K.rate, tonumber(meta[M_RATE_DUR])) end
   end
@@ -497,7 +497,7 @@ local function claimJobs(n, leaseMs, now, out, passWake)
   local nowStr = msString(now)
   local deadline = string.format('%d', now + leaseMs)
   -- The turn in progress: its lane and the share it has left (continued from the last claim).
-  local turnLane, turnLeft = meta[M_TURN_LANE], tonumber(meta[M_TURN_LEFT] or '0')
+  local turnLane, turnLeft = meta[M_TURN_LANE], meta[M_TURN_LEFT] and tonumber(meta[M_TURN_LEFT]) or 0
   local turns, maxTurns = 0, n + 16
   -- The lane the previous rotation of this call brought to the tail. When the next rotation
   -- brings the same lane back, the ring holds that lane alone (ring members are unique) and its

@@ -82,12 +82,16 @@ local EVENT_GROUP = 10
 -- Shared fields of the completed events of a settle (made once per load, not per call).
 local PREV_ACTIVE = { 'prev', 'active' }
 local group, groupKind, groupShared, groupJobs, groupFirst
+-- The table of the entry written last, emptied: the next entry reuses it (no table per entry).
+local groupSpare
 
 local function flushEvents()
   local g = group
   if not g then return end
   group = nil
   xadd(groupKind, unpack(g))
+  for i = #g, 1, -1 do g[i] = nil end
+  groupSpare = g
 end
 
 -- Whether the queue keeps events (cap evmax, read once per call; '0' turns them off).
@@ -112,7 +116,8 @@ local function entryFor(event, shared)
     g = nil
   end
   if g then return g, #g, false end
-  g = {}
+  g = groupSpare or {}
+  groupSpare = nil
   for i = 1, #shared do g[i] = shared[i] end
   group, groupKind, groupShared, groupJobs = g, event, shared, 0
   return g, #shared, true

@@ -53,15 +53,15 @@ local function onceRecord(t)
   if onceKey then redis.call('SET', onceKey, cjson.encode(t), 'PX', ONCE_WINDOW_PX) end
 end
 
--- onceRecord of a claim's record {c = count, j = pairs} (c optional): the same JSON, written
--- without building a table for cjson when c is a count and j a string that needs no escape
--- (cjson escapes control characters, '"', '/' and '\\').
+-- onceRecord of a claim's record {c = codes, j = pairs} (c optional; a count is passed as its
+-- decimal string): the same JSON, written without building a table for cjson when c is a count
+-- and j a string that needs no escape (cjson escapes control characters, '"', '/' and '\\').
 local function onceRecordClaim(c, j)
   if not onceKey then return end
-  if type(j) ~= 'string' or (c and type(c) ~= 'number') or string.find(j, '[%c"/\\]') then
-    return onceRecord({ c = c, j = j })
+  if type(j) ~= 'string' or (c and type(c) ~= 'string') or string.find(j, '[%c"/\\]') then
+    return onceRecord({ c = tonumber(c) or c, j = j })
   end
-  local rec = c and ('{"c":' .. string.format('%d', c) .. ',"j":"' .. j .. '"}') or ('{"j":"' .. j .. '"}')
+  local rec = c and ('{"c":' .. c .. ',"j":"' .. j .. '"}') or ('{"j":"' .. j .. '"}')
   redis.call('SET', onceKey, rec, 'PX', ONCE_WINDOW_PX)
 end
 
