@@ -20,11 +20,14 @@ local RATE_BLOCK = 1125899906842624
 -- the turn in progress (tl lane, tk share left), blk (worker.rateLimit may be blocking), the
 -- events cap, dly / rlw (there may be delayed jobs / lanes waiting for their rate window),
 -- the Worker's group defaults (lib/groups.lua: read here so they cost no call) and lone (there
--- may be one-job lanes, lib/lanes.lua).
+-- may be one-job lanes, lib/lanes.lua). The row starts with the wide field (lib/lone.lua),
+-- which a claim that took jobs writes once: meta is then a hashtable, where each field read is
+-- one lookup instead of a scan of the whole listpack.
 local META_FIELDS = { 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk', 'evmax', 'dly', 'rlw', 'gconc', 'grate', 'lone' }
-local M_PAUSED, M_CONC, M_RATE_MAX, M_RATE_DUR, M_TURN_LANE, M_TURN_LEFT = 1, 2, 3, 4, 5, 6
-local M_BLOCKED, M_EVMAX, M_DELAYED, M_RATE_WAIT, M_GROUP_CONC, M_GROUP_RATE = 7, 8, 9, 10, 11, 12
-local M_LONE = 13
+local M_WIDE = 1
+local M_PAUSED, M_CONC, M_RATE_MAX, M_RATE_DUR, M_TURN_LANE, M_TURN_LEFT = 2, 3, 4, 5, 6, 7
+local M_BLOCKED, M_EVMAX, M_DELAYED, M_RATE_WAIT, M_GROUP_CONC, M_GROUP_RATE = 8, 9, 10, 11, 12, 13
+local M_LONE = 14
 local metaRow
 -- Manual processing (worker.getNextJob, job.moveToCompleted with fetchNext): the caller's token,
 -- stored as the claimed jobs' `tok` field beside the attempt fence `att` (docs/internals.md,
@@ -46,7 +49,7 @@ local function reset_claim()
 end
 local function readMeta()
   if not metaRow then
-    metaRow = redis.call('HMGET', K.meta, unpack(META_FIELDS))
+    metaRow = redis.call('HMGET', K.meta, WIDE_FIELD, unpack(META_FIELDS))
     evmax = metaRow[M_EVMAX] or '10000'
     noteGroupDefaults(metaRow[M_GROUP_CONC], metaRow[M_GROUP_RATE])
     noteLoneHint(metaRow[M_LONE])
@@ -462,6 +465,7 @@ local function finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServe
   if (turnLane or '') ~= (meta[M_TURN_LANE] or '') or intStr(turnLeft) ~= (meta[M_TURN_LEFT] or '0') then
     redis.call('HSET', K.meta, 'tl', turnLane or '', 'tk', intStr(turnLeft))
   end
+  if got > 0 and not meta[M_WIDE] then redis.call('HSETNX', K.meta, WIDE_FIELD, WIDE_VALUE) end
   if readyServed > 0 then
     redis.call('HINCRBY', K.meta, 'ready', intStr(-readyServed))
     if prioServed > 0 then redis.call('HINCRBY', K.meta, 'readyP', intStr(-prioServed)) end
