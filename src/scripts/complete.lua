@@ -114,7 +114,9 @@ for i = 0, m - 1 do
     lane = laneOr(lane)
     finished[#finished + 1] = id
     local keep, keepFor
-    if workerKeep and not keepCount and not keepAge then
+    if keepCount == '0' and not keepAge then
+      keep, keepFor = 0, 0 -- removeOnComplete: true, the usual case
+    elseif workerKeep and not keepCount and not keepAge then
       keep, keepFor = workerKeep, workerKeepAge or 0
     else
       keep, keepFor = keepOf(keepCount, keepAge, KEEP_COMPLETED)

@@ -172,7 +172,10 @@ local function activate(jk, nowStr, id)
   local out, n = h, w
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 'att', att, 'pOn', nowStr
   n = n + 4
-  if claimTrack then claimTrack[#claimTrack + 1], claimTrack[#claimTrack + 2] = id, att end
+  if claimTrack then
+    local k = #claimTrack
+    claimTrack[k + 1], claimTrack[k + 2] = id, att
+  end
   -- The worker's name, when it has one, goes with the same write (BullMQ's processedBy).
   if claimName then out[n + 1], out[n + 2], n = 'pb', claimName, n + 2 end
   if claimOwner then
@@ -378,13 +381,14 @@ end
 local function serveTurn(t, take, out, leases, nowStr, deadline)
   local popped = redis.call('ZPOPMIN', t.key, intStr(take))
   local prioritized = 0
+  local nl, no = #leases, #out -- lengths kept here: # costs a search per use
   for i = 1, #popped, 2 do
     local id = memberId(popped[i])
-    leases[#leases + 1] = deadline
-    leases[#leases + 1] = id
+    leases[nl + 1], leases[nl + 2], nl = deadline, id, nl + 2
     if popped[i + 1] ~= '0' then prioritized = prioritized + 1 end
-    out[#out + 1] = id
-    out[#out + 1] = activate(K.jobBase .. id, nowStr, id)
+    out[no + 1] = id
+    out[no + 2] = activate(K.jobBase .. id, nowStr, id)
+    no = no + 2
     emitJob('active', PREV_WAITING, id)
   end
   if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
@@ -393,10 +397,10 @@ local function serveTurn(t, take, out, leases, nowStr, deadline)
   elseif served < take then t.depth = 0 end -- it held fewer than asked: empty now
   -- Only a limit needs the count now; other lanes' counts are written at the end of the
   -- call, netted against the slots this call released (lib/lanes.lua deferActive).
-  if t.limit >= 0 then t.active = redis.call('HINCRBY', K.lactive, t.lane, served)
+  if t.limit >= 0 then t.active = redis.call('HINCRBY', K.lactive, t.lane, intStr(served))
   else deferActive(t.lane, served) end
   if t.rateKey then
-    t.rateUsed = redis.call('INCRBY', t.rateKey, served)
+    t.rateUsed = redis.call('INCRBY', t.rateKey, intStr(served))
     if t.rateUsed == served then redis.call('PEXPIRE', t.rateKey, t.rateDur) end
   end
   return served, prioritized

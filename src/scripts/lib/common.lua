@@ -128,8 +128,14 @@ end
 -- job's own (optional). Fixed parameters, not varargs: this runs once per claimed and per
 -- settled job.
 local function emitJob(event, shared, id, f, v)
-  local g, n = entryFor(event, shared)
-  if not g then return end
+  local g, n = group, nil
+  -- The usual case, the next job of the pending entry, without the calls of entryFor.
+  if g and groupKind == event and groupShared == shared and groupJobs < EVENT_GROUP then
+    n = #g
+  else
+    g, n = entryFor(event, shared)
+    if not g then return end
+  end
   g[n + 1], g[n + 2] = 'jobId', id
   if f then g[n + 3], g[n + 4] = f, v end
   groupJobs = groupJobs + 1
