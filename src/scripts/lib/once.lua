@@ -53,12 +53,12 @@ local function onceRecord(t)
   if onceKey then redis.call('SET', onceKey, cjson.encode(t), 'PX', ONCE_WINDOW_PX) end
 end
 
--- onceRecord of a claim's record {c = codes, j = pairs} (c optional; a count is passed as its
--- decimal string): the same JSON, written without building a table for cjson when c is a count
--- and j a string that needs no escape (cjson escapes control characters, '"', '/' and '\\').
+-- onceRecord of a claim's record {c = codes, j = pairs (onceClaimPairs)}, c optional, a count
+-- passed as its decimal string: the same JSON, written without a table for cjson when c is a
+-- count and j a string (which onceClaimPairs makes only of ids JSON writes unescaped).
 local function onceRecordClaim(c, j)
   if not onceKey then return end
-  if type(j) ~= 'string' or (c and type(c) ~= 'string') or string.find(j, '[%c"/\\]') then
+  if type(j) ~= 'string' or (c and type(c) ~= 'string') then
     return onceRecord({ c = tonumber(c) or c, j = j })
   end
   local rec = c and ('{"c":' .. c .. ',"j":"' .. j .. '"}') or ('{"j":"' .. j .. '"}')
@@ -79,11 +79,11 @@ end
 
 -- The (id, attempt) pairs a claim tracked (claimTrack, lib/claim.lua: id, attempt, … in reply
 -- order), as recorded: one string of space-separated ids and attempts when no id holds a space
--- (the usual case; cjson encodes one string for a fraction of what a list costs it), else the
--- list itself.
+-- or a character JSON escapes (control characters, '"', '/', '\\'; the usual case: one string
+-- costs a fraction of a list), else the list itself.
 local function onceClaimPairs(p)
   for i = 1, #p, 2 do
-    if string.find(p[i], ' ', 1, true) then return p end
+    if string.find(p[i], '[ %c"/\\]') then return p end
   end
   return table.concat(p, ' ')
 end
