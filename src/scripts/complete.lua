@@ -143,7 +143,8 @@ for i = 0, m - 1 do
     recordFinishedLater(K.completed, id, keep, keepFor, now, nowStr, trims)
   end
 end
-if #finished > 0 then redis.call('ZREM', K.active, unpack(finished)) end
+-- A lease removed shows the active key exists: the claim below need not resend its sentinel.
+local activeExists = #finished > 0 and redis.call('ZREM', K.active, unpack(finished)) > 0
 flushTrims(K.completed, trims, now)
 if metricsMax > 0 and #finished > 0 then
   countFinished(K.metricsCompleted, K.metricsCompletedData, metricsMax, now, #finished)
@@ -154,7 +155,7 @@ claimName = workerName
 -- A call that settled nothing (every token stale) claims nothing either: it changes nothing.
 local want = #finished > 0 and fetch or 0
 if onceKey then claimTrack = {} end
-local got, nextAt = claimJobs(want, leaseMs, now, head)
+local got, nextAt = claimJobs(want, leaseMs, now, head, false, activeExists)
 flushDeferredActive()
 if got == 0 and #finished > 0 then emitDrainedIfIdle() end
 if admitted and want == 0 then wake() end

@@ -109,10 +109,12 @@ end
 -- its first member on; once it is there this costs one hash lookup per call.
 local LEASE_BATCH = 1000
 local claimLeases = {}
-local function flushLeases(leases)
+-- activeExists: the caller saw the active key exist in this call (complete.lua's ZREM removed
+-- a lease), so the key holds the sentinel, which goes only with the key: it is not resent.
+local function flushLeases(leases, activeExists)
   for i = 1, #leases, LEASE_BATCH * 2 do
     local last = math.min(i + LEASE_BATCH * 2 - 1, #leases)
-    if i == 1 then
+    if i == 1 and not activeExists then
       redis.call('ZADD', K.active, '+inf', ACTIVE_SENTINEL, unpack(leases, i, last))
     else
       redis.call('ZADD', K.active, unpack(leases, i, last))
@@ -271,7 +273,7 @@ end
 -- lone field when it is a one-job lane (read for the whole pass with one HMGET).
 local function nextRingLane(want)
   if passAt >= passLen then
-    endPass()
+    if passLen > 0 then endPass() end -- nothing is pending before the first pass
     if want == 1 then
       -- One lane (a claim for one job): LMOVE rotates it to the tail in one command, where it
       -- stays or from where it is evicted, as a pass of one would cost two.
@@ -460,9 +462,9 @@ end
 -- Step 4, finish: the pass ends, leases and deferred active counts are written, then the turn
 -- (meta tl/tk: the lane whose turn a next claim continues and its share left), the ready
 -- counters and the global rate counter, once per call. Returns like claimJobs.
-local function finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake)
+local function finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake, activeExists)
   endPass()
-  flushLeases(leases)
+  flushLeases(leases, activeExists)
   flushDeferredActive()
   -- Written only when the turn moved: an idle claim must stay read-only (no write traffic per
   -- idle worker, and no meta hash recreated on a queue that was just obliterated).
@@ -495,7 +497,8 @@ end
 -- passWake: pass the wake token on when work remains (a standalone claim, which may have been
 -- woken by a token meant for several workers). A settle-and-claim call does not: its worker
 -- keeps its own slots busy, and whatever made work ready woke the idle workers already.
-local function claimJobs(n, leaseMs, now, out, passWake)
+-- activeExists: see flushLeases.
+local function claimJobs(n, leaseMs, now, out, passWake, activeExists)
   local meta = readMeta()
   local wait
   n, wait = gate(meta, n, now)
@@ -558,5 +561,5 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       if endTurn(t, offRing, now) then turnLeft = 0 end
     end
   end
-  return finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake)
+  return finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake, activeExists)
 end
