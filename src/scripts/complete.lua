@@ -76,7 +76,8 @@ for i = 0, m - 1 do
   if F == 7 then
     -- The caller's copy from the claim: valid while the fence below holds (a job is active
     -- under one attempt only, and nothing rewrites these fields of an active job).
-    att, st, parentId, pending, follower = unpack(redis.call('HMGET', jk, 'att', 'st', 'pid', 'pend', 'dkn'), 1, 5)
+    local f = redis.call('HMGET', jk, 'att', 'st', 'pid', 'pend', 'dkn')
+    att, st, parentId, pending, follower = f[1], f[2], f[3], f[4], f[5] -- not unpack: a C call per job
     lane, keepCount, keepAge, made = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]
     if lane == '' then lane = nil end
     if keepCount == '' then keepCount = nil end
