@@ -40,6 +40,26 @@ describe('applied once: lost replies through a fault proxy', () => {
     return out;
   }
 
+  it("claims and settles without a request id ('') run as before and write no record", async () => {
+    const name = qname('once-none');
+    const k = keysOf(name);
+    const q = open(new Queue(name, { connection: redisUrl() }));
+    await q.addBulk([{ name: 'a', data: {} }, { name: 'b', data: {} }, { name: 'c', data: {} }]);
+    const ctx = { client: redis, keys: k };
+    const records = () => redis.keys(`${k.reqBase.replace(/[*?[\]\\]/g, '\\$&')}*`);
+    const before = await records(); // the addBulk's
+    const claimed = await scripts.claim(ctx, { count: 2, leaseMs: 30_000, requestId: '' });
+    expect(claimed.jobs.length).toBe(2);
+    const att = (f: string[]) => f[f.indexOf('att') + 1]!;
+    const r = await scripts.completeMany(ctx, {
+      jobs: claimed.jobs.map((j) => ({ id: j.id, token: att(j.fields), returnValue: '1' })), fetch: 1, leaseMs: 30_000,
+      maxEventValueBytes: 100, requestId: '',
+    });
+    expect(r.codes).toEqual([1, 1]);
+    expect(r.jobs.length).toBe(1);
+    expect(await records()).toEqual(before);
+  });
+
   it('100 adds with every 10th reply dropped leave exactly 100 jobs (BullMQ: 110)', async () => {
     const name = qname('once-add');
     const p = await proxy();

@@ -39,10 +39,8 @@
 --!include lib/once.lua
 
 local MAX_SETTLE = 1000
--- Shared fields of the completed events of a settle (emitJob in lib/common.lua).
-local PREV_ACTIVE = { 'prev', 'active' }
-local F = tonumber(ARGV[9])
-if F ~= 3 and F ~= 7 then return redis.error_reply('ERR complete: fields per job must be 3 or 7') end
+local F = ARGV[9] == '7' and 7 or ARGV[9] == '3' and 3 or nil
+if not F then return redis.error_reply('ERR complete: fields per job must be 3 or 7') end
 local rid
 if (#ARGV - 9) % F == 1 then rid = ARGV[#ARGV] end
 local m = math.floor((#ARGV - 9) / F)
@@ -50,31 +48,23 @@ if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs
 local fetch, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxEv = tonumber(ARGV[3])
 local owner = ARGV[4] ~= '' and ARGV[4] or nil
-local metricsMax = tonumber(ARGV[5])
-local workerKeep, workerKeepAge = tonumber(ARGV[6]), tonumber(ARGV[7]) -- nil when ''
+local metricsMax = ARGV[5] == '0' and 0 or tonumber(ARGV[5])
+-- nil when '' (the usual case: no tonumber call then)
+local workerKeep = ARGV[6] ~= '' and tonumber(ARGV[6]) or nil
+local workerKeepAge = ARGV[7] ~= '' and tonumber(ARGV[7]) or nil
 local workerName = ARGV[8] ~= '' and ARGV[8] or nil
 local now = nowMs()
--- A rerun's answer (lib/once.lua): the recorded codes and the claimed jobs still active under
--- their attempt.
-local function rerun(rec)
-  local claimed = {}
-  local got = onceClaimed(rec.j, claimed)
-  -- c: the codes, or their count when every job completed.
-  local codes = rec.c
-  local head = { got, -1, type(codes) == 'number' and codes or #codes }
-  for i = 1, head[3] do head[#head + 1] = type(codes) == 'number' and 1 or codes[i] end
-  for i = 1, #claimed do head[#head + 1] = claimed[i] end
-  return head
-end
 if m == 0 then
   local rec, refused = onceBegin(rid, now)
   if refused then return redis.error_reply(refused) end
-  if rec then return rerun(rec) end
+  if rec then return onceSettleRerun(rec) end
 end
-local nowStr = string.format('%d', now) -- written as a string: see activate in lib/claim.lua
+local nowStr = msString(now) -- written as a string: see activate in lib/claim.lua
 readMeta() -- the claim below needs it anyway; reading it first also gives emit its cap
 local admitted = false
-local codes = {}
+-- The reply: {claimed, wakeInMs, m, codes…, claimed jobs…}, built in place (the claim below
+-- appends its jobs to it).
+local head = { 0, -1, m }
 local finished = {} -- ids of settled jobs, removed from the active set with one ZREM
 local trims = {}
 
@@ -86,7 +76,8 @@ for i = 0, m - 1 do
   if F == 7 then
     -- The caller's copy from the claim: valid while the fence below holds (a job is active
     -- under one attempt only, and nothing rewrites these fields of an active job).
-    att, st, parentId, pending, follower = unpack(redis.call('HMGET', jk, 'att', 'st', 'pid', 'pend', 'dkn'), 1, 5)
+    local f = redis.call('HMGET', jk, 'att', 'st', 'pid', 'pend', 'dkn')
+    att, st, parentId, pending, follower = f[1], f[2], f[3], f[4], f[5] -- not unpack: a C call per job
     lane, keepCount, keepAge, made = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]
     if lane == '' then lane = nil end
     if keepCount == '' then keepCount = nil end
@@ -116,17 +107,17 @@ for i = 0, m - 1 do
     else
       local rec, refused = onceBegin(rid, now)
       if refused then return redis.error_reply(refused) end
-      if rec then return rerun(rec) end
+      if rec then return onceSettleRerun(rec) end
     end
   end
-  if code ~= 1 then
-    codes[#codes + 1] = code
-  else
-    codes[#codes + 1] = 1
+  head[4 + i] = code
+  if code == 1 then
     lane = laneOr(lane)
     finished[#finished + 1] = id
     local keep, keepFor
-    if workerKeep and not keepCount and not keepAge then
+    if keepCount == '0' and not keepAge then
+      keep, keepFor = 0, 0 -- removeOnComplete: true, the usual case
+    elseif workerKeep and not keepCount and not keepAge then
       keep, keepFor = workerKeep, workerKeepAge or 0
     else
       keep, keepFor = keepOf(keepCount, keepAge, KEEP_COMPLETED)
@@ -153,28 +144,26 @@ for i = 0, m - 1 do
     recordFinishedLater(K.completed, id, keep, keepFor, now, nowStr, trims)
   end
 end
-if #finished > 0 then redis.call('ZREM', K.active, unpack(finished)) end
+-- A lease removed shows the active key exists: the claim below need not resend its sentinel.
+local activeExists = #finished > 0 and redis.call('ZREM', K.active, unpack(finished)) > 0
 flushTrims(K.completed, trims, now)
 if metricsMax > 0 and #finished > 0 then
   countFinished(K.metricsCompleted, K.metricsCompletedData, metricsMax, now, #finished)
 end
 
-local out = {}
 claimOwner = owner -- the next jobs are claimed for the same owner (lib/claim.lua)
 claimName = workerName
 -- A call that settled nothing (every token stale) claims nothing either: it changes nothing.
 local want = #finished > 0 and fetch or 0
 if onceKey then claimTrack = {} end
-local got, nextAt = claimJobs(want, leaseMs, now, out)
+local got, nextAt = claimJobs(want, leaseMs, now, head, false, activeExists)
 flushDeferredActive()
 if got == 0 and #finished > 0 then emitDrainedIfIdle() end
 if admitted and want == 0 then wake() end
-local head = { got, nextAt, m }
-for i = 1, m do head[#head + 1] = codes[i] end
-for i = 1, #out do head[#head + 1] = out[i] end
+head[1], head[2] = got, nextAt
 -- A call that settled nothing changed nothing: its rerun answers the same.
 -- The codes are recorded as their count when all are 1: cjson formats each number with %.14g.
 if #finished > 0 and onceKey then
-  onceRecord({ c = #finished == m and m or codes, j = onceClaimPairs(out, 1, claimTrack) })
+  onceRecordClaim(#finished == m and intStr(m) or { unpack(head, 4, 3 + m) }, onceClaimPairs(claimTrack))
 end
 return head

@@ -48,7 +48,7 @@ local deferredActive = {}
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
 local function reset_active()
-  deferredActive = {}
+  if next(deferredActive) ~= nil then deferredActive = {} end
 end
 -- forgetLaneIfIdle for lanes whose active count just reached 0, together: their counts are
 -- deleted with one HDEL, one SMISMEMBER keeps the lanes in the ring (they have ready jobs; one
@@ -105,13 +105,21 @@ end
 -- Lanes whose count reaches 0 leave lactive (absent = 0), and only those not in the ring (one
 -- SMISMEMBER; a lane in the ring has ready jobs) are checked for forgetting.
 local function flushDeferredActive()
-  local lanes = {}
-  for lane, d in pairs(deferredActive) do
-    if d ~= 0 then lanes[#lanes + 1] = lane end
-  end
   local deltas = deferredActive
+  if next(deltas) == nil then return end
+  local lanes
+  for lane, d in pairs(deltas) do
+    if d ~= 0 then
+      if lanes then lanes[#lanes + 1] = lane else lanes = { lane } end
+    end
+  end
+  if not lanes then
+    -- Every count netted out (a claim served the lanes it released): nothing to write, and the
+    -- table is emptied in place (clearing fields during the traversal is allowed).
+    for lane in pairs(deltas) do deltas[lane] = nil end
+    return
+  end
   deferredActive = {}
-  if #lanes == 0 then return end
   local zero = {}
   local wide -- whether lactive has the wide field (nil: not read)
   if #lanes == 1 then

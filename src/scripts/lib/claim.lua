@@ -20,11 +20,14 @@ local RATE_BLOCK = 1125899906842624
 -- the turn in progress (tl lane, tk share left), blk (worker.rateLimit may be blocking), the
 -- events cap, dly / rlw (there may be delayed jobs / lanes waiting for their rate window),
 -- the Worker's group defaults (lib/groups.lua: read here so they cost no call) and lone (there
--- may be one-job lanes, lib/lanes.lua).
+-- may be one-job lanes, lib/lanes.lua). The row starts with the wide field (lib/lone.lua),
+-- which a claim that took jobs writes once: meta is then a hashtable, where each field read is
+-- one lookup instead of a scan of the whole listpack.
 local META_FIELDS = { 'paused', 'conc', 'rlmax', 'rldur', 'tl', 'tk', 'blk', 'evmax', 'dly', 'rlw', 'gconc', 'grate', 'lone' }
-local M_PAUSED, M_CONC, M_RATE_MAX, M_RATE_DUR, M_TURN_LANE, M_TURN_LEFT = 1, 2, 3, 4, 5, 6
-local M_BLOCKED, M_EVMAX, M_DELAYED, M_RATE_WAIT, M_GROUP_CONC, M_GROUP_RATE = 7, 8, 9, 10, 11, 12
-local M_LONE = 13
+local M_WIDE = 1
+local M_PAUSED, M_CONC, M_RATE_MAX, M_RATE_DUR, M_TURN_LANE, M_TURN_LEFT = 2, 3, 4, 5, 6, 7
+local M_BLOCKED, M_EVMAX, M_DELAYED, M_RATE_WAIT, M_GROUP_CONC, M_GROUP_RATE = 8, 9, 10, 11, 12, 13
+local M_LONE = 14
 local metaRow
 -- Manual processing (worker.getNextJob, job.moveToCompleted with fetchNext): the caller's token,
 -- stored as the claimed jobs' `tok` field beside the attempt fence `att` (docs/internals.md,
@@ -33,8 +36,8 @@ local claimOwner
 -- The claiming worker's name (BullMQ's Worker option name), stored as the claimed jobs' `pb`
 -- (job.processedBy, as BullMQ stores it); nil for a worker without a name.
 local claimName
--- Applied once (lib/once.lua): when a table, activate appends each claimed job's new attempt
--- to it, in reply order, so the call can record its (job, attempt) pairs. nil otherwise.
+-- Applied once (lib/once.lua): when a table, activate appends each claimed job's id and new
+-- attempt to it, in reply order, so the call can record its (job, attempt) pairs. nil otherwise.
 local claimTrack
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
@@ -46,7 +49,7 @@ local function reset_claim()
 end
 local function readMeta()
   if not metaRow then
-    metaRow = redis.call('HMGET', K.meta, unpack(META_FIELDS))
+    metaRow = redis.call('HMGET', K.meta, WIDE_FIELD, unpack(META_FIELDS))
     evmax = metaRow[M_EVMAX] or '10000'
     noteGroupDefaults(metaRow[M_GROUP_CONC], metaRow[M_GROUP_RATE])
     noteLoneHint(metaRow[M_LONE])
@@ -105,10 +108,13 @@ end
 -- writes the sentinel (lib/common.lua), ahead of the leases, so a new key is a skiplist from
 -- its first member on; once it is there this costs one hash lookup per call.
 local LEASE_BATCH = 1000
-local function flushLeases(leases)
+local claimLeases = {}
+-- activeExists: the caller saw the active key exist in this call (complete.lua's ZREM removed
+-- a lease), so the key holds the sentinel, which goes only with the key: it is not resent.
+local function flushLeases(leases, activeExists)
   for i = 1, #leases, LEASE_BATCH * 2 do
     local last = math.min(i + LEASE_BATCH * 2 - 1, #leases)
-    if i == 1 then
+    if i == 1 and not activeExists then
       redis.call('ZADD', K.active, '+inf', ACTIVE_SENTINEL, unpack(leases, i, last))
     else
       redis.call('ZADD', K.active, unpack(leases, i, last))
@@ -147,25 +153,31 @@ end
 -- reply and to parse in Node. nowStr: the claim time as an integer string. Numbers handed to
 -- redis.call are formatted with %.14g each time, so the strings are made here, once, with
 -- integer formats.
-local function activate(jk, nowStr)
+local function activate(jk, nowStr, id)
   local h = redis.call('HGETALL', jk)
-  local out, n = {}, 0
+  -- The reply table is compacted in place (w: fields written so far): no second table per job.
+  local w, len = 0, #h
   local att = '1'
   local hadOwner = false
-  for i = 1, #h, 2 do
+  for i = 1, len, 2 do
     local k = h[i]
     if k == 'att' then
       att = string.format('%d', tonumber(h[i + 1]) + 1)
     elseif k == 'tok' then
       hadOwner = true
     elseif k ~= 'st' and k ~= 'sq' and k ~= 'pOn' and not (k == 'pb' and claimName) then
-      out[n + 1], out[n + 2] = k, h[i + 1]
-      n = n + 2
+      h[w + 1], h[w + 2] = k, h[i + 1]
+      w = w + 2
     end
   end
+  for i = len, w + 1, -1 do h[i] = nil end
+  local out, n = h, w
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = 'att', att, 'pOn', nowStr
   n = n + 4
-  if claimTrack then claimTrack[#claimTrack + 1] = att end
+  if claimTrack then
+    local k = #claimTrack
+    claimTrack[k + 1], claimTrack[k + 2] = id, att
+  end
   -- The worker's name, when it has one, goes with the same write (BullMQ's processedBy).
   if claimName then out[n + 1], out[n + 2], n = 'pb', claimName, n + 2 end
   if claimOwner then
@@ -201,10 +213,20 @@ local passMaybe, passMaybeKey = {}, {}
 -- and the one-job lanes the pass served, whose fields endPass deletes with one HDEL.
 local passLone, passLoneServed = nil, {}
 
+-- The pass tables are emptied in place when used, so a call that uses none makes none; a call
+-- that errored halfway may have left entries, which a new table drops.
+local onePass = {} -- the pass of a claim for one job (LMOVE): reused
 local function startPasses()
   pass, passAt, passLen, passMoved = nil, 0, 0, false
-  passKeep, passGone, passMaybe, passMaybeKey = {}, {}, {}, {}
-  passLone, passLoneServed = nil, {}
+  if passKeep[1] then passKeep = {} end
+  if passGone[1] then passGone = {} end
+  if passMaybe[1] then passMaybe, passMaybeKey = {}, {} end
+  passLone = nil
+  if passLoneServed[1] then passLoneServed = {} end
+end
+
+local function clearList(t)
+  for i = #t, 1, -1 do t[i] = nil end
 end
 
 -- Moves the lanes of passMaybe that turned out empty from passKeep to passGone. One EXISTS
@@ -228,7 +250,8 @@ local function settleMaybeEmpty()
     end
     passKeep = keep
   end
-  passMaybe, passMaybeKey = {}, {}
+  clearList(passMaybe)
+  clearList(passMaybeKey)
 end
 
 local function endPass()
@@ -238,9 +261,9 @@ local function endPass()
     for i = passLen, passAt + 1, -1 do back[#back + 1] = pass[i] end
     redis.call('LPUSH', K.ring, unpack(back))
   end
-  if #passKeep > 0 then redis.call('RPUSH', K.ring, unpack(passKeep)); passKeep = {} end
-  if #passGone > 0 then redis.call('SREM', K.inring, unpack(passGone)); passGone = {} end
-  if #passLoneServed > 0 then dropLone(unpack(passLoneServed)); passLoneServed = {} end
+  if #passKeep > 0 then redis.call('RPUSH', K.ring, unpack(passKeep)); clearList(passKeep) end
+  if #passGone > 0 then redis.call('SREM', K.inring, unpack(passGone)); clearList(passGone) end
+  if #passLoneServed > 0 then dropLone(unpack(passLoneServed)); clearList(passLoneServed) end
   passAt, passLen = 0, 0
 end
 
@@ -250,15 +273,16 @@ end
 -- lone field when it is a one-job lane (read for the whole pass with one HMGET).
 local function nextRingLane(want)
   if passAt >= passLen then
-    endPass()
+    if passLen > 0 then endPass() end -- nothing is pending before the first pass
     if want == 1 then
       -- One lane (a claim for one job): LMOVE rotates it to the tail in one command, where it
       -- stays or from where it is evicted, as a pass of one would cost two.
       local one = redis.call('LMOVE', K.ring, K.ring, 'LEFT', 'RIGHT')
       if not one then return nil end
-      pass, passMoved = { one }, true
+      onePass[1] = one
+      pass, passMoved = onePass, true
     else
-      pass, passMoved = redis.call('LPOP', K.ring, want), false
+      pass, passMoved = redis.call('LPOP', K.ring, intStr(want)), false
       if not pass then return nil end
     end
     passLen = #pass
@@ -290,7 +314,7 @@ local function gate(meta, n, now)
     if room < n then n = room end
     if n <= 0 then return 0, -1 end
   end
-  local rateMax = tonumber(meta[M_RATE_MAX])
+  local rateMax = meta[M_RATE_MAX] and tonumber(meta[M_RATE_MAX])
   local blocked = meta[M_BLOCKED]
   -- The global rate counter is read only with a limiter, or while worker.rateLimit(ms) may be
   -- blocking the queue (meta blk; the block sets the counter to RATE_BLOCK with PX ms).
@@ -357,15 +381,16 @@ end
 -- (out gets id, fields; leases its deadline, id) and counts them against the lane's active
 -- count and rate window. Returns the jobs served and how many of them had a priority.
 local function serveTurn(t, take, out, leases, nowStr, deadline)
-  local popped = redis.call('ZPOPMIN', t.key, take)
+  local popped = redis.call('ZPOPMIN', t.key, intStr(take))
   local prioritized = 0
+  local nl, no = #leases, #out -- lengths kept here: # costs a search per use
   for i = 1, #popped, 2 do
     local id = memberId(popped[i])
-    leases[#leases + 1] = deadline
-    leases[#leases + 1] = id
+    leases[nl + 1], leases[nl + 2], nl = deadline, id, nl + 2
     if popped[i + 1] ~= '0' then prioritized = prioritized + 1 end
-    out[#out + 1] = id
-    out[#out + 1] = activate(K.jobBase .. id, nowStr)
+    out[no + 1] = id
+    out[no + 2] = activate(K.jobBase .. id, nowStr, id)
+    no = no + 2
     emitJob('active', PREV_WAITING, id)
   end
   if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
@@ -374,10 +399,10 @@ local function serveTurn(t, take, out, leases, nowStr, deadline)
   elseif served < take then t.depth = 0 end -- it held fewer than asked: empty now
   -- Only a limit needs the count now; other lanes' counts are written at the end of the
   -- call, netted against the slots this call released (lib/lanes.lua deferActive).
-  if t.limit >= 0 then t.active = redis.call('HINCRBY', K.lactive, t.lane, served)
+  if t.limit >= 0 then t.active = redis.call('HINCRBY', K.lactive, t.lane, intStr(served))
   else deferActive(t.lane, served) end
   if t.rateKey then
-    t.rateUsed = redis.call('INCRBY', t.rateKey, served)
+    t.rateUsed = redis.call('INCRBY', t.rateKey, intStr(served))
     if t.rateUsed == served then redis.call('PEXPIRE', t.rateKey, t.rateDur) end
   end
   return served, prioritized
@@ -392,7 +417,7 @@ local function serveLone(lane, v, offRing, out, leases, nowStr, deadline)
   leases[#leases + 1] = deadline
   leases[#leases + 1] = id
   out[#out + 1] = id
-  out[#out + 1] = activate(K.jobBase .. id, nowStr)
+  out[#out + 1] = activate(K.jobBase .. id, nowStr, id)
   emitJob('active', PREV_WAITING, id)
   if #leases >= LEASE_BATCH * 2 then flushLeases(leases) end
   deferActive(lane, 1)
@@ -437,20 +462,21 @@ end
 -- Step 4, finish: the pass ends, leases and deferred active counts are written, then the turn
 -- (meta tl/tk: the lane whose turn a next claim continues and its share left), the ready
 -- counters and the global rate counter, once per call. Returns like claimJobs.
-local function finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake)
+local function finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake, activeExists)
   endPass()
-  flushLeases(leases)
+  flushLeases(leases, activeExists)
   flushDeferredActive()
   -- Written only when the turn moved: an idle claim must stay read-only (no write traffic per
   -- idle worker, and no meta hash recreated on a queue that was just obliterated).
-  if (turnLane or '') ~= (meta[M_TURN_LANE] or '') or turnLeft ~= tonumber(meta[M_TURN_LEFT] or '0') then
-    redis.call('HSET', K.meta, 'tl', turnLane or '', 'tk', turnLeft)
+  if (turnLane or '') ~= (meta[M_TURN_LANE] or '') or intStr(turnLeft) ~= (meta[M_TURN_LEFT] or '0') then
+    redis.call('HSET', K.meta, 'tl', turnLane or '', 'tk', intStr(turnLeft))
   end
+  if got > 0 and not meta[M_WIDE] then redis.call('HSETNX', K.meta, WIDE_FIELD, WIDE_VALUE) end
   if readyServed > 0 then
-    redis.call('HINCRBY', K.meta, 'ready', -readyServed)
-    if prioServed > 0 then redis.call('HINCRBY', K.meta, 'readyP', -prioServed) end
+    redis.call('HINCRBY', K.meta, 'ready', intStr(-readyServed))
+    if prioServed > 0 then redis.call('HINCRBY', K.meta, 'readyP', intStr(-prioServed)) end
   end
-  if got > 0 and tonumber(meta[M_RATE_MAX]) then
+  if got > 0 and meta[M_RATE_MAX] and tonumber(meta[M_RATE_MAX]) then
     local used = redis.call('INCRBY', K.rate, got)
     if used == got then redis.call('PEXPIRE', K.rate, tonumber(meta[M_RATE_DUR])) end
   end
@@ -471,24 +497,27 @@ end
 -- passWake: pass the wake token on when work remains (a standalone claim, which may have been
 -- woken by a token meant for several workers). A settle-and-claim call does not: its worker
 -- keeps its own slots busy, and whatever made work ready woke the idle workers already.
-local function claimJobs(n, leaseMs, now, out, passWake)
+-- activeExists: see flushLeases.
+local function claimJobs(n, leaseMs, now, out, passWake, activeExists)
   local meta = readMeta()
   local wait
   n, wait = gate(meta, n, now)
   if n <= 0 then return 0, wait end
 
   local got, readyServed, prioServed = 0, 0, 0
-  local nowStr = string.format('%d', now)
+  local nowStr = msString(now)
   local deadline = string.format('%d', now + leaseMs)
   -- The turn in progress: its lane and the share it has left (continued from the last claim).
-  local turnLane, turnLeft = meta[M_TURN_LANE], tonumber(meta[M_TURN_LEFT] or '0')
+  local turnLane, turnLeft = meta[M_TURN_LANE], meta[M_TURN_LEFT] and tonumber(meta[M_TURN_LEFT]) or 0
   local turns, maxTurns = 0, n + 16
   -- The lane the previous rotation of this call brought to the tail. When the next rotation
   -- brings the same lane back, the ring holds that lane alone (ring members are unique) and its
   -- turns would follow one another anyway: it is served for the rest of the call in one turn.
   local rotated
   local alone = false
-  local leases = {} -- deadline, id pairs: one ZADD of the active set per call (flushLeases)
+  -- deadline, id pairs: one ZADD of the active set per call (flushLeases empties it in place)
+  if claimLeases[1] then claimLeases = {} end
+  local leases = claimLeases
   startPasses()
 
   while got < n and turns < maxTurns do
@@ -532,5 +561,5 @@ local function claimJobs(n, leaseMs, now, out, passWake)
       if endTurn(t, offRing, now) then turnLeft = 0 end
     end
   end
-  return finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake)
+  return finishClaim(meta, got, turnLane, turnLeft, readyServed, prioServed, leases, now, passWake, activeExists)
 end

@@ -31,6 +31,18 @@ local function activeJobs()
   return redis.call('ZCOUNT', K.active, '-inf', '(+inf')
 end
 
+-- Small integers as strings, made once per library load and reused by every call: a Lua number
+-- handed to redis.call is formatted with %.14g (printf's float path) each time.
+local intMemo = {}
+local function intStr(n)
+  local s = intMemo[n]
+  if not s then
+    s = string.format('%d', n)
+    if n >= -1000 and n <= 1000 then intMemo[n] = s end
+  end
+  return s
+end
+
 -- now (ms) as an integer string, made once per call for the job hashes it stamps.
 local msMemoN, msMemoS
 local function msString(ms)
@@ -67,13 +79,19 @@ end
 -- shared fields, then its own (QueueEvents, metrics.ts readEvents; docs/events.md). 10 keeps an
 -- entry small (the cap counts entries) and saves nearly all of the per-job XADD time.
 local EVENT_GROUP = 10
+-- Shared fields of the completed events of a settle (made once per load, not per call).
+local PREV_ACTIVE = { 'prev', 'active' }
 local group, groupKind, groupShared, groupJobs, groupFirst
+-- The table of the entry written last, emptied: the next entry reuses it (no table per entry).
+local groupSpare
 
 local function flushEvents()
   local g = group
   if not g then return end
   group = nil
   xadd(groupKind, unpack(g))
+  for i = #g, 1, -1 do g[i] = nil end
+  groupSpare = g
 end
 
 -- Whether the queue keeps events (cap evmax, read once per call; '0' turns them off).
@@ -98,7 +116,8 @@ local function entryFor(event, shared)
     g = nil
   end
   if g then return g, #g, false end
-  g = {}
+  g = groupSpare or {}
+  groupSpare = nil
   for i = 1, #shared do g[i] = shared[i] end
   group, groupKind, groupShared, groupJobs = g, event, shared, 0
   return g, #shared, true
@@ -109,8 +128,14 @@ end
 -- job's own (optional). Fixed parameters, not varargs: this runs once per claimed and per
 -- settled job.
 local function emitJob(event, shared, id, f, v)
-  local g, n = entryFor(event, shared)
-  if not g then return end
+  local g, n = group, nil
+  -- The usual case, the next job of the pending entry, without the calls of entryFor.
+  if g and groupKind == event and groupShared == shared and groupJobs < EVENT_GROUP then
+    n = #g
+  else
+    g, n = entryFor(event, shared)
+    if not g then return end
+  end
   g[n + 1], g[n + 2] = 'jobId', id
   if f then g[n + 3], g[n + 4] = f, v end
   groupJobs = groupJobs + 1

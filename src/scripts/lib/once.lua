@@ -46,9 +46,23 @@ local function onceArm(rid)
   if rid and rid ~= '' and K.reqBase then onceKey = K.reqBase .. rid end
 end
 
+local ONCE_WINDOW_PX = '60000' -- ONCE_WINDOW_MS as the string SET takes (no %.14g per call)
+
 -- Records what this first run decided (a table; JSON), for the window.
 local function onceRecord(t)
-  if onceKey then redis.call('SET', onceKey, cjson.encode(t), 'PX', ONCE_WINDOW_MS) end
+  if onceKey then redis.call('SET', onceKey, cjson.encode(t), 'PX', ONCE_WINDOW_PX) end
+end
+
+-- onceRecord of a claim's record {c = codes, j = pairs (onceClaimPairs)}, c optional, a count
+-- passed as its decimal string: the same JSON, written without a table for cjson when c is a
+-- count and j a string (which onceClaimPairs makes only of ids JSON writes unescaped).
+local function onceRecordClaim(c, j)
+  if not onceKey then return end
+  if type(j) ~= 'string' or (c and type(c) ~= 'string') then
+    return onceRecord({ c = tonumber(c) or c, j = j })
+  end
+  local rec = c and ('{"c":' .. c .. ',"j":"' .. j .. '"}') or ('{"j":"' .. j .. '"}')
+  redis.call('SET', onceKey, rec, 'PX', ONCE_WINDOW_PX)
 end
 
 -- Runs body() once per request rid (a script whose whole reply is a code or a value): a rerun
@@ -63,23 +77,15 @@ local function onceRun(rid, body)
   return r
 end
 
--- The (id, attempt) pairs of a claim's reply list out ({id, fields, ...}) from start on, with
--- the attempts activate tracked (claimTrack, lib/claim.lua) in the same order, as recorded: one
--- string of space-separated ids and attempts when no id holds a space (the usual case; cjson
--- encodes one string for a fraction of what a list costs it), else the list.
-local function onceClaimPairs(out, start, atts)
-  local p = {}
-  local k = 0
-  local plain = true
-  for i = start, #out, 2 do
-    k = k + 1
-    local id = out[i]
-    if plain and string.find(id, ' ', 1, true) then plain = false end
-    p[#p + 1] = id
-    p[#p + 1] = atts[k]
+-- The (id, attempt) pairs a claim tracked (claimTrack, lib/claim.lua: id, attempt, … in reply
+-- order), as recorded: one string of space-separated ids and attempts when no id holds a space
+-- or a character JSON escapes (control characters, '"', '/', '\\'; the usual case: one string
+-- costs a fraction of a list), else the list itself.
+local function onceClaimPairs(p)
+  for i = 1, #p, 2 do
+    if string.find(p[i], '[ %c"/\\]') then return p end
   end
-  if plain then return table.concat(p, ' ') end
-  return p
+  return table.concat(p, ' ')
 end
 
 -- A record's pairs (its j, in either form of onceClaimPairs) as a list.
@@ -115,4 +121,16 @@ local function onceClaimed(j, out)
     end
   end
   return got
+end
+
+-- A settle's rerun (complete.lua): {claimed, -1, m, the recorded codes…, its claimed jobs still
+-- active under their attempt…}. rec.c: the codes, or their count when every job completed.
+local function onceSettleRerun(rec)
+  local claimed = {}
+  local got = onceClaimed(rec.j, claimed)
+  local codes = rec.c
+  local head = { got, -1, type(codes) == 'number' and codes or #codes }
+  for i = 1, head[3] do head[#head + 1] = type(codes) == 'number' and 1 or codes[i] end
+  for i = 1, #claimed do head[#head + 1] = claimed[i] end
+  return head
 end

@@ -65,7 +65,10 @@ local function recordFinishedLater(setKey, id, keepCount, keepAgeMs, now, nowStr
   if t then t.n = t.n + 1 else byAge[keepAgeMs] = { count = keepCount, age = keepAgeMs, n = 1 } end
 end
 local function flushTrims(setKey, trims, now)
-  if trims.gone then deleteJobs(trims.gone) end
+  local gone = trims.gone
+  if gone then
+    if gone[2] then deleteJobs(gone) else deleteJob(gone[1]) end
+  end
   if not trims.rules then return end
   for _, byAge in pairs(trims.rules) do
     for _, t in pairs(byAge) do trimFinished(setKey, t.count, t.age, now, TRIM_BATCH + t.n) end

@@ -4,11 +4,12 @@
 -- its concurrency limit, not waiting for its rate window (rlwait).
 -- Whether a lane has any setting (weight, limit or rate), read once per lane and script call;
 -- when no lane has settings (SCARD lcfg = 0, read once per call) no lane is looked up at all.
-local cfgMemo = {}
+local cfgMemo -- made on first use: most calls see no lane with settings
 local anyCfg
 local function laneHasCfg(lane)
   if anyCfg == nil then anyCfg = redis.call('SCARD', K.lcfg) > 0 end
   if not anyCfg then return false end
+  if not cfgMemo then cfgMemo = {} end
   local v = cfgMemo[lane]
   if v == nil then
     v = redis.call('SISMEMBER', K.lcfg, lane) == 1
@@ -92,6 +93,6 @@ end
 
 -- Per-call state of this file (see reset_common in lib/common.lua).
 local function reset_ring()
-  cfgMemo = {}
+  cfgMemo = nil
   anyCfg = nil
 end
