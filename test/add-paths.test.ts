@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, type JobOptions } from '../src/index.js';
 import { client, keysOf, qname, redisUrl } from './helpers.js';
 import { LAYOUT_VERSION } from '../src/core/layout.js';
+import { addBatches } from '../src/job/new-job.js';
 
 type Bulk = { name: string; data: unknown; opts?: JobOptions }[];
 
@@ -71,4 +72,18 @@ describe('add: the plain path stores what the general path stores', () => {
       redis.disconnect();
     });
   }
+});
+
+describe('add batches', () => {
+  const jobs = (lanes: string[]) => lanes.map((lane, i) => ({ lane, i }));
+  it('puts up to 100 jobs of one lane in a call, and counts each lane a call opens as one job more', () => {
+    expect(addBatches(jobs(Array(250).fill('a'))).map((b) => b.length)).toEqual([100, 100, 50]);
+    expect(addBatches(jobs(Array.from({ length: 120 }, (_, i) => `l${i}`))).map((b) => b.length)).toEqual([50, 50, 20]);
+    // 2 lanes: 99 jobs + 2 lanes fill the budget of 101.
+    expect(addBatches(jobs(Array.from({ length: 200 }, (_, i) => (i % 2 ? 'a' : 'b')))).map((b) => b.length)).toEqual([99, 99, 2]);
+    const all = jobs(Array.from({ length: 333 }, (_, i) => `l${i % 7}`));
+    expect(addBatches(all).flat()).toEqual(all); // order kept, nothing lost
+    expect(addBatches([])).toEqual([]);
+  });
+
 });

@@ -184,3 +184,28 @@ async def test_settings_and_workers_listing(conn, r, qname):
     job = await q.add("l", {})
     assert await Job.addJobLog(q, job.id, "row", 0) == 1
     await q.close()
+
+
+def test_add_batches_count_each_lane_a_call_opens():
+    from types import SimpleNamespace
+    from echomq.queue import _add_batches
+
+    def jobs(lanes):
+        return [(SimpleNamespace(lane=lane), i) for i, lane in enumerate(lanes)]
+
+    assert [len(b) for b in _add_batches(jobs(["a"] * 250))] == [100, 100, 50]
+    assert [len(b) for b in _add_batches(jobs([f"l{i}" for i in range(120)]))] == [50, 50, 20]
+    assert [len(b) for b in _add_batches(jobs(["a" if i % 2 else "b" for i in range(200)]))] == [99, 99, 2]
+    every = jobs([f"l{i % 7}" for i in range(333)])
+    assert [x for b in _add_batches(every) for x in b] == every
+    assert _add_batches([]) == []
+
+
+async def test_add_bulk_into_many_new_lanes(conn, qname):
+    q = Queue(qname, {"connection": conn})
+    try:
+        added = await q.addBulk([{"name": "b", "data": {"i": i}, "opts": {"lane": f"lane-{i}"}} for i in range(230)])
+        assert [j.data["i"] for j in added] == list(range(230))
+        assert await q.count() == 230
+    finally:
+        await q.close()

@@ -8,7 +8,7 @@ import * as v from '../core/validate.js';
 import { BULK_MISSING_PARENT_ID } from './cross-parents.js';
 import { jobContextOf } from './job-state.js';
 import type { JobContext } from './job-context.js';
-import { addJobs, addedJobHash, newJob, ADD_BATCH } from './new-job.js';
+import { addBatches, addJobs, addedJobHash, newJob } from './new-job.js';
 
 /** How the creation path builds Jobs (job.ts passes Job's; one object, made once). */
 export interface JobMaker<J> {
@@ -29,8 +29,9 @@ export async function createJobs<J>(
     return newJob(ctx.keys, ctx.maxPayloadBytes, j.name, j.data, j.opts, undefined, jobs.length === 1 ? '' : `jobs[${i}].`).args;
   });
   const out: J[] = [];
-  for (let i = 0; i < prepared.length; i += ADD_BATCH) {
-    const replies = await addJobs(ctx, prepared.slice(i, i + ADD_BATCH));
+  let i = 0;
+  for (const batch of addBatches(prepared)) {
+    const replies = await addJobs(ctx, batch);
     // A bulk add leaves out a job whose parent is missing and adds the others, as BullMQ's does.
     const failed = replies.find((r) => r.error && !(bulk && r.missingParent));
     if (failed) throw failed.error;
@@ -41,6 +42,7 @@ export async function createJobs<J>(
       (job as { id: unknown }).id = BULK_MISSING_PARENT_ID;
       out.push(job);
     });
+    i += batch.length;
   }
   return out;
 }

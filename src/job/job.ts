@@ -235,7 +235,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /**
-   * Adds several jobs: validated first, then one add-script call per 100 jobs. Returns, as
+   * Adds several jobs: validated first, then one add-script call per 100 jobs (fewer into many lanes, addBatches). Returns, as
    * BullMQ, a Job per input built from what was sent, with its id; nothing is read back.
    */
   static async createBulk<T = any, R = any, N extends string = string>(

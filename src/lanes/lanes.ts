@@ -74,8 +74,8 @@ export class LaneControls {
     v.laneName(lane);
     let removed = 0;
     for (;;) {
-      // 500 jobs a call keeps each call near 1.5 ms (test/reliability-bounded).
-      const r = await scripts.drain(this.ctx, { budget: 500, delayed: false, cursor: '', lane });
+      // 150 jobs a call (as Queue.drain) keeps each call under ~2.5 ms (test/reliability-bounded).
+      const r = await scripts.drain(this.ctx, { budget: 150, delayed: false, cursor: '', lane });
       removed += r.removed;
       if (r.done) return removed;
     }

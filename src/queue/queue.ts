@@ -16,7 +16,7 @@ import type { JobOptions, QueueCompatOptions } from '../core/options.js';
 import { scripts, type AddJobArgs } from '../scripts/index.js';
 import { execStamped, layoutReady } from '../scripts/runner.js';
 import { BULK_MISSING_PARENT_ID } from '../job/cross-parents.js';
-import { addJobs, addedJobHash, newJob, ADD_BATCH } from '../job/new-job.js';
+import { addBatches, addJobs, addedJobHash, newJob } from '../job/new-job.js';
 import * as v from '../core/validate.js';
 import { startProducerSpan, type ProducerSpan, type TraceCarrier } from '../ops/tracing.js';
 import { activeCount } from '../ops/active-set.js';
@@ -247,8 +247,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     if (this.setup) await this.setup;
     // Every batch is one bounded script call; all of them go out in one round trip. Each batch's
     // jobs are built as its reply arrives, while Redis runs the next batches.
-    const batches: AddJobArgs[][] = [];
-    for (let i = 0; i < prepared.length; i += ADD_BATCH) batches.push(prepared.slice(i, i + ADD_BATCH));
+    const batches = addBatches(prepared);
     const built = await Promise.all(batches.map(async (batch) => {
       const replies = await addJobs(this.ctx, batch);
       // As BullMQ's bulk add, a job whose parent is missing is left out and the others are added.
