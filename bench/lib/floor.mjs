@@ -1,5 +1,5 @@
 // The floor: Lua functions that do only the Redis writes echomq's guarantees need for an add, a
-// claim and a settle, batched as echomq batches them (add: 20 coalesced single adds or 100 bulk
+// claim and a settle, batched as echomq batches them (add: 50 coalesced single adds or 100 bulk
 // jobs per call; settle-and-claim: ceil(concurrency / 2) jobs per call, see
 // src/worker/worker-settle.ts). They are not a queue: one lane (no lane limits, rates, pauses,
 // priorities in use, delayed jobs, flows, dedup, metrics), no recovery sweep. What they keep is
@@ -16,7 +16,7 @@ import { Redis } from 'ioredis';
 import { ECHOMQ_MODULE } from './libs.mjs';
 
 const JOB_NAME = 'bench';
-export const ADD_COALESCE = 20; // src/queue/queue.ts ADD_COALESCE: single adds per call
+export const ADD_COALESCE = 50; // src/queue/queue.ts ADD_COALESCE: single adds per call
 export const ADD_BATCH = 100; // src/queue/queue.ts ADD_BATCH: bulk jobs per call
 const LEASE_MS = 30_000; // echomq's default lockDuration
 const MAX_EVENT_VALUE = 1024; // largest return value copied into a completed event (as the worker)
