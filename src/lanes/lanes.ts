@@ -74,8 +74,7 @@ export class LaneControls {
     v.laneName(lane);
     let removed = 0;
     for (;;) {
-      // 150 jobs a call (as Queue.drain) keeps each call under ~2.5 ms (test/reliability-bounded).
-      const r = await scripts.drain(this.ctx, { budget: 150, delayed: false, cursor: '', lane });
+      const r = await scripts.drain(this.ctx, { delayed: false, cursor: '', lane });
       removed += r.removed;
       if (r.done) return removed;
     }

@@ -67,14 +67,18 @@ function tracer(a: typeof Otel): Otel.Tracer {
 /** The API's no-op provider: the delegate of a proxy provider that no SDK was registered with. */
 const NOOP_PROVIDER = api ? new api.ProxyTracerProvider().getDelegate() : undefined;
 
+/** True when no SDK is registered: the global proxy provider delegates to the no-op one. */
+function noSdk(a: typeof Otel): boolean {
+  const provider = a.trace.getTracerProvider();
+  return provider instanceof a.ProxyTracerProvider && provider.getDelegate() === NOOP_PROVIDER;
+}
+
 /**
- * True when a span started now would have nothing to record or carry: no SDK behind the global
- * proxy provider and no span in the active context (the no-op tracer then gives an invalid span).
+ * True when a span started now would have nothing to record or carry: no SDK and no span in the
+ * active context (the no-op tracer then gives an invalid span).
  */
 function nothingToTrace(a: typeof Otel): boolean {
-  const provider = a.trace.getTracerProvider();
-  return provider instanceof a.ProxyTracerProvider && provider.getDelegate() === NOOP_PROVIDER
-    && a.trace.getSpanContext(a.context.active()) === undefined;
+  return noSdk(a) && a.trace.getSpanContext(a.context.active()) === undefined;
 }
 
 /** Starts the span of one add (or one addBulk call, shared by its jobs). */
@@ -95,23 +99,6 @@ export function startProducerSpan(queue: string, jobName: string, jobs = 1): Pro
   return { carrier: carrier.traceparent ? carrier : undefined, end: (err?: unknown) => endSpan(span, err) };
 }
 
-/** Per tracer provider: it records nothing (the API's no-op provider when no SDK is registered). */
-const silentProviders = new WeakMap<object, boolean>();
-
-/** True when no SDK is registered: a span without a stored parent would record and carry nothing. */
-function noSdk(): boolean {
-  const registered = api!.trace.getTracerProvider();
-  const provider = registered instanceof api!.ProxyTracerProvider ? registered.getDelegate() : registered;
-  let silent = silentProviders.get(provider);
-  if (silent === undefined) {
-    const probe = provider.getTracer(TRACER).startSpan('probe', {}, api!.ROOT_CONTEXT);
-    // Never ended, so a real SDK exports nothing of it (once per provider).
-    silent = !probe.isRecording() && !api!.trace.isSpanContextValid(probe.spanContext());
-    silentProviders.set(provider, silent);
-  }
-  return silent;
-}
-
 /** Runs a processor inside a CONSUMER span whose parent is the job's stored trace context. */
 export function traceProcess<R>(
   job: { id: string; name: string; lane: string; attemptsStarted: number; queueName: string; opts: unknown },
@@ -119,7 +106,7 @@ export function traceProcess<R>(
 ): Promise<R> | R {
   if (!api) return run();
   const stored = (job.opts as { telemetry?: TraceCarrier } | undefined)?.telemetry;
-  if (stored === undefined && noSdk()) return run();
+  if (stored === undefined && noSdk(api)) return run();
   const parent = api.propagation.extract(api.ROOT_CONTEXT, stored ?? {});
   const span = tracer(api).startSpan(`process ${job.queueName}`, {
     kind: api.SpanKind.CONSUMER,

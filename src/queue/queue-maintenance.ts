@@ -24,8 +24,6 @@ import { redisNowMs } from '../core/values.js';
  * well under 5 ms.
  */
 export const BATCH = 250;
-/** Jobs per drain call: each also checks the job's flow parent (~5–15 µs a job in all, so a call stays under ~2.5 ms). */
-export const DRAIN_BATCH = 150;
 /** Most jobs per retryJobs/promoteJobs/clean script call, whatever `count` asks (~5–10 µs a job). */
 const MOVE_BATCH = 500;
 const CLEAN_BATCH = 100;
@@ -200,7 +198,7 @@ export async function drain(ctx: JobContext, delayed: boolean): Promise<number> 
   let removed = 0;
   let outbox = false;
   for (;;) {
-    const r = await scripts.drain(ctx, { budget: DRAIN_BATCH, delayed, cursor, kept });
+    const r = await scripts.drain(ctx, { delayed, cursor, kept });
     removed += r.removed;
     cursor = r.cursor;
     kept = r.kept;

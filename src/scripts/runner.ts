@@ -149,21 +149,20 @@ export async function runScript(
   }
   const k = keysFor(script, keys);
   const flat = sendsFlat(client);
+  // `<cmd> <first> numkeys ...keys ...args`, flat when the client can take it (send-flat.ts).
+  const send = (cmd: string, first: string) => (flat ? sendFlat(client, cmd, first, k, args) : client.call(cmd, first, k.length, ...k, ...args));
   if (script.functionName && scriptMode(client) === 'function') {
-    const fcall = () => flat ? sendFlat(client, 'FCALL', script.functionName!, k, args) : client.call('FCALL', script.functionName!, k.length, ...k, ...args);
     try {
-      return await fcall();
+      return await send('FCALL', script.functionName);
     } catch (err) {
       if (!notFound(err)) throw err;
-      if (await loadLibraryOn(client)) return fcall();
+      if (await loadLibraryOn(client)) return send('FCALL', script.functionName);
     }
   }
   try {
-    return await (flat ? sendFlat(client, 'evalsha', script.sha, k, args) : client.evalsha(script.sha, k.length, ...k, ...args));
+    return await send('evalsha', script.sha);
   } catch (err) {
-    if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
-      return flat ? sendFlat(client, 'eval', script.source, k, args) : client.eval(script.source, k.length, ...k, ...args);
-    }
+    if (err instanceof Error && err.message.startsWith('NOSCRIPT')) return send('eval', script.source);
     throw err;
   }
 }
