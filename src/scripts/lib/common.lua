@@ -145,12 +145,19 @@ end
 -- first job's go among the shared fields, and a later job writes only those that differ from
 -- them (in a bulk add, names and lanes mostly repeat). The added event of a job made ready.
 local function emitJobNamed(event, shared, id, name, lane)
-  local g, n, new = entryFor(event, shared)
-  if not g then return end
-  if new then
-    groupFirst = { 'name', name, 'lane', lane }
-    g[n + 1], g[n + 2], g[n + 3], g[n + 4] = 'name', name, 'lane', lane
-    n = n + 4
+  local g, n = group, nil
+  -- The next job of the pending entry without the calls of entryFor, as in emitJob.
+  if g and groupKind == event and groupShared == shared and groupJobs < EVENT_GROUP then
+    n = #g
+  else
+    local new
+    g, n, new = entryFor(event, shared)
+    if not g then return end
+    if new then
+      groupFirst = { 'name', name, 'lane', lane }
+      g[n + 1], g[n + 2], g[n + 3], g[n + 4] = 'name', name, 'lane', lane
+      n = n + 4
+    end
   end
   g[n + 1], g[n + 2] = 'jobId', id
   n = n + 2
