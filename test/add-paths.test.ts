@@ -74,6 +74,41 @@ describe('add: the plain path stores what the general path stores', () => {
   }
 });
 
+// The plain path makes its ids and stamps by joining a head to the last digits (lib/runs.lua):
+// runs that cross a head's boundary, from counters set just below it, must give the strings the
+// general path formats whole.
+describe('add: the plain path\'s ids and stamps across digit boundaries', () => {
+  const STARTS: [number, number][] = [[0, 0], [95, 250], [9_995, 4_090], [123_456_789, 1_048_570]];
+  for (const [id0, seq0] of STARTS) {
+    it(`from id ${id0}, seq ${seq0}`, async () => {
+      const redis = client();
+      const qa = new Queue(qname('plainrun'), { connection: redisUrl() });
+      const qb = new Queue(qname('generalrun'), { connection: redisUrl() });
+      try {
+        const ka = keysOf(qa.name), kb = keysOf(qb.name);
+        for (const k of [ka, kb]) await redis.hset(k.meta, 'id', id0, 'seq', seq0);
+        const jobs = Array.from({ length: 300 }, (_, i) => ({ name: 'n', data: i }));
+        const a = await qa.addBulk(jobs.slice(0, 100));
+        // A custom id last in the call sends it down the general path.
+        const b = await qb.addBulk([...jobs.slice(0, 99), { name: 'n', data: 99, opts: { jobId: 'last' } }]);
+        expect(a.map((j) => j.id)).toEqual(Array.from({ length: 100 }, (_, i) => String(id0 + 1 + i)));
+        expect(b.map((j) => j.id).slice(0, 99)).toEqual(a.map((j) => j.id).slice(0, 99));
+        const ma = await redis.zrange(`${ka.laneBase}default`, 0, -1);
+        const mb = await redis.zrange(`${kb.laneBase}default`, 0, -1);
+        expect(ma.slice(0, 99)).toEqual(mb.slice(0, 99));
+        const stamp = (i: number) => (2 ** 52 + seq0 + 1 + i).toString(16).padStart(14, '0');
+        expect(ma).toEqual(a.map((j, i) => stamp(i) + j.id));
+        for (const j of a.slice(0, 99)) {
+          expect(await redis.hget(`${ka.jobBase}${j.id}`, 'sq')).toBe(await redis.hget(`${kb.jobBase}${j.id}`, 'sq'));
+        }
+      } finally {
+        for (const q of [qa, qb]) await q.obliterate({ force: true }).then(() => q.close());
+        redis.disconnect();
+      }
+    });
+  }
+});
+
 describe('add batches', () => {
   const jobs = (lanes: string[]) => lanes.map((lane, i) => ({ lane, i }));
   it('puts up to 100 jobs of one lane in a call, and counts each lane a call opens as one job more', () => {

@@ -145,26 +145,26 @@ if n > 0 and plainCall() then
   beginLaneBatch()
   -- Per job: no Lua function call but the HSET (each costs ~300-800 instructions here). The id
   -- and stamp strings are as idOf and nextStamp make them (lib/runs.lua).
-  local call, jobBase, dec, hex = redis.call, K.jobBase, runMemo.dec, runMemo.hex
+  local jobBase, dec, hex = K.jobBase, runMemo.dec, runMemo.hex
   local v = first * idStep + idOffset + 1 -- the first job's id
   local dHead, dHeadS, xHead, xHeadS
   for j = 0, n - 1 do
     local b = JOB0 + j * JOB_FIELDS
     local id
-    if v < 1000 then id = intStr(v)
+    if v < 100 then id = intStr(v)
     else
-      local lo = v % 1000
-      local head = (v - lo) / 1000
+      local lo = v % 100
+      local head = (v - lo) / 100
       if head ~= dHead then dHead, dHeadS = head, string.format('%d', head) end
       id = dHeadS .. (dec[lo] or runTail(false, lo))
     end
-    local lo = x % 4096
-    local head = (x - lo) / 4096
-    if head ~= xHead then xHead, xHeadS = head, string.format('%011x', head) end
+    local lo = x % 256
+    local head = (x - lo) / 256
+    if head ~= xHead then xHead, xHeadS = head, string.format('%012x', head) end
     local stamp = xHeadS .. (hex[lo] or runTail(true, lo))
     local name = ARGV[b + J_NAME]
     h[2], h[4], h[hn + 4] = name, ARGV[b + J_DATA], stamp
-    call('HSET', jobBase .. id, unpack(h))
+    redis.call('HSET', jobBase .. id, unpack(h))
     entries[2 * j + 1], entries[2 * j + 2] = score, stamp .. id
     emitJobNamed('added', THEN_WAITING, id, name, lane)
     out[2 * j + 1], out[2 * j + 2] = id, 1

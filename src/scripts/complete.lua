@@ -124,7 +124,7 @@ for i = 0, m - 1 do
     end
     -- A job that keeps no record is deleted below: writing its final fields would be wasted.
     if keep ~= 0 then
-      redis.call('HSET', jk, 'st', 'c', 'fOn', nowStr, 'rv', rv, 'made', string.format('%d', tonumber(made or '0') + 1))
+      redis.call('HSET', jk, 'st', 'c', 'fOn', nowStr, 'rv', rv, 'made', intStr(tonumber(made or '0') + 1))
     end
     -- A lane without settings cannot become serviceable by freeing a slot: its release may
     -- wait for the claim below, which often serves the same lane (lib/lanes.lua

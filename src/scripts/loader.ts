@@ -69,7 +69,7 @@ export const LIB_DEPENDENCIES: Readonly<Record<string, readonly string[]>> = {
   'lib/lock.lua': [],
   'lib/metrics.lua': [],
   'lib/once.lua': [],
-  'lib/runs.lua': ['lib/common.lua'],
+  'lib/runs.lua': [],
 };
 
 /** Resolves `--!include` lines; `done` lists the files whose text is in place, in order. */

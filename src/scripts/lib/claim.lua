@@ -162,7 +162,7 @@ local function activate(jk, nowStr, id)
   for i = 1, len, 2 do
     local k = h[i]
     if k == 'att' then
-      att = string.format('%d', tonumber(h[i + 1]) + 1)
+      att = intStr(tonumber(h[i + 1]) + 1)
     elseif k == 'tok' then
       hadOwner = true
     elseif k ~= 'st' and k ~= 'sq' and k ~= 'pOn' and not (k == 'pb' and claimName) then
