@@ -60,6 +60,37 @@ describe('applied once: lost replies through a fault proxy', () => {
     expect(await records()).toEqual(before);
   });
 
+  it('a claim and a settle record their claimed jobs as a JSON list; a rerun answers from it, and from the string form earlier versions wrote', async () => {
+    const name = qname('once-record');
+    const k = keysOf(name);
+    const q = open(new Queue(name, { connection: redisUrl() }));
+    // Custom ids JSON must escape, beside plain ones.
+    const ids = ['with space', 'quote"slash/back\\', 'tab\tnl\n', 'p4', 'p5'];
+    await q.addBulk(ids.map((jobId) => ({ name: 'n', data: {}, opts: { jobId } })));
+    const ctx = { client: redis, keys: k };
+    const att = (f: string[]) => f[f.indexOf('att') + 1]!;
+    const first = await scripts.claim(ctx, { count: 3, leaseMs: 30_000, requestId: 'rq-claim' });
+    expect(first.jobs.map((j) => j.id)).toEqual(ids.slice(0, 3));
+    const rec = JSON.parse((await redis.get(`${k.reqBase}rq-claim`))!);
+    expect(rec).toEqual({ j: ids.slice(0, 3).flatMap((id) => [id, '1']) });
+    const again = await scripts.claim(ctx, { count: 3, leaseMs: 30_000, requestId: 'rq-claim' });
+    expect(again.jobs).toEqual(first.jobs);
+    // A settle that claims the next two: codes as a count, the pairs as a list.
+    const settle = {
+      jobs: first.jobs.map((j) => ({ id: j.id, token: att(j.fields), returnValue: '1' })), fetch: 2, leaseMs: 30_000,
+      maxEventValueBytes: 100, requestId: 'rq-settle',
+    };
+    const r = await scripts.completeMany(ctx, settle);
+    expect(r.codes).toEqual([1, 1, 1]);
+    expect(r.jobs.map((j) => j.id)).toEqual(ids.slice(3));
+    expect(JSON.parse((await redis.get(`${k.reqBase}rq-settle`))!)).toEqual({ c: 3, j: ids.slice(3).flatMap((id) => [id, '1']) });
+    const rerun = await scripts.completeMany(ctx, settle);
+    expect(rerun).toEqual(r);
+    // The record as an earlier version wrote it (one string of ids and attempts) answers alike.
+    await redis.set(`${k.reqBase}rq-settle`, JSON.stringify({ c: 3, j: 'p4 1 p5 1' }), 'PX', 60_000);
+    expect(await scripts.completeMany(ctx, settle)).toEqual(r);
+  });
+
   it('100 adds with every 10th reply dropped leave exactly 100 jobs (BullMQ: 110)', async () => {
     const name = qname('once-add');
     const p = await proxy();

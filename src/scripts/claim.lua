@@ -33,7 +33,7 @@ if ARGV[4] and ARGV[4] ~= '' then claimName = ARGV[4] end
 if onceKey then claimTrack = {} end
 local got, nextAt = claimJobs(tonumber(ARGV[1]), tonumber(ARGV[2]), now, out, true)
 -- An empty claim changed nothing: its rerun may claim afresh.
-if got > 0 and onceKey then onceRecordClaim(nil, onceClaimPairs(claimTrack)) end
+if got > 0 and onceKey then onceRecordClaim(nil, claimTrack) end
 table.insert(out, 1, nextAt)
 table.insert(out, 1, got)
 return out

@@ -164,6 +164,6 @@ head[1], head[2] = got, nextAt
 -- A call that settled nothing changed nothing: its rerun answers the same.
 -- The codes are recorded as their count when all are 1: cjson formats each number with %.14g.
 if #finished > 0 and onceKey then
-  onceRecordClaim(#finished == m and intStr(m) or { unpack(head, 4, 3 + m) }, onceClaimPairs(claimTrack))
+  onceRecordClaim(#finished == m and intStr(m) or { unpack(head, 4, 3 + m) }, claimTrack)
 end
 return head

@@ -110,7 +110,7 @@ if ARGV[13] and ARGV[13] ~= '' then claimName = ARGV[13] end
 local got, nextAt = claimJobs(fetch, leaseMs, now, out)
 if got == 0 and delay < 0 then emitDrainedIfIdle() end
 if admitted and fetch == 0 then wake() end
-if onceKey then onceRecordClaim(nil, onceClaimPairs(claimTrack)) end
+if onceKey then onceRecordClaim(nil, claimTrack) end
 table.insert(out, 1, nextAt)
 table.insert(out, 1, got)
 return out
