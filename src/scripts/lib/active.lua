@@ -123,7 +123,7 @@ local function flushDeferredActive()
   local zero = {}
   local wide -- whether lactive has the wide field (nil: not read)
   if #lanes == 1 then
-    if redis.call('HINCRBY', K.lactive, lanes[1], deltas[lanes[1]]) <= 0 then zero[1] = lanes[1] end
+    if redis.call('HINCRBY', K.lactive, lanes[1], intStr(deltas[lanes[1]])) <= 0 then zero[1] = lanes[1] end
   else
     local cur = redis.call('HMGET', K.lactive, WIDE_FIELD, unpack(lanes))
     wide = cur[1] ~= false
@@ -132,7 +132,7 @@ local function flushDeferredActive()
       local v = tonumber(cur[i + 1] or '0') + deltas[lane]
       if v > 0 then
         set[#set + 1] = lane
-        set[#set + 1] = string.format('%d', v)
+        set[#set + 1] = intStr(v)
       else
         zero[#zero + 1] = lane
       end
