@@ -64,12 +64,18 @@ def _claimed(r: Sequence[Any], start: int) -> List[ClaimedJob]:
     return [ClaimedJob(str(r[i]), pairs(r[i + 1])) for i in range(start, len(r), 2)]
 
 
+def _plain_record(r: Sequence[Any]) -> bool:
+    """Whether add.lua may take this option record with names and data alone: delay 0, not lifo,
+    no dedup id, parent or groupMaxSize (its fields 3, 4, 9, 12 and 14)."""
+    return r[3] == 0 and r[4] == "0" and r[9] == "" and r[12] == "" and r[14] == ""
+
+
 async def add(run: Runner, jobs: Sequence[AddJob], request_id: Optional[str] = None) -> List[AddReply]:
     """One call for up to 100 jobs: each run of equal options is one record (add.lua header)."""
     lane0 = jobs[0].lane
     lane_per_job = any(j.lane != lane0 for j in jobs)
     records: List[Any] = []
-    per_job: List[Any] = []
+    rec_of: List[int] = []
     prev: Optional[List[Any]] = None
     rec = 0
     for j in jobs:
@@ -78,8 +84,18 @@ async def add(run: Runner, jobs: Sequence[AddJob], request_id: Optional[str] = N
             records.extend(r)
             rec += 1
             prev = r
-        per_job.extend([j.id, j.name, j.data, rec] + ([j.lane] if lane_per_job else []))
-    reply = await run.call_once("add", [len(jobs), rec, 5 if lane_per_job else 4, *records, *per_job], "add", request_id)
+        rec_of.append(rec)
+    # A plain call (one record, generated ids, ready FIFO jobs, no dedup id or group limit) sends
+    # each job's name and data alone (add.lua's 2-field form), as the Node client does.
+    plain = rec == 1 and not lane_per_job and all(j.id == "" for j in jobs) and _plain_record(records)
+    per_job: List[Any] = []
+    for j, k in zip(jobs, rec_of):
+        if plain:
+            per_job += [j.name, j.data]
+        else:
+            per_job += [j.id, j.name, j.data, k] + ([j.lane] if lane_per_job else [])
+    fields = 2 if plain else 5 if lane_per_job else 4
+    reply = await run.call_once("add", [len(jobs), rec, fields, *records, *per_job], "add", request_id)
     out: List[AddReply] = []
     full = code("GROUP_FULL")
     for i in range(0, len(reply), 2):
@@ -101,6 +117,31 @@ async def claim(run: Runner, count: int, lease_ms: int, name: str = "", request_
     return ClaimReply(_claimed(r, 2), int(r[1]))
 
 
+MAX_SETTLE_GROUPS = 16
+
+
+def settle_groups(jobs: Sequence[Tuple[str, ...]]) -> Optional[List[List[int]]]:
+    """The jobs grouped by their settle fields (lane, kc, ka, made), groups and their jobs in
+    first-seen order (indexes); None when groups would not take fewer arguments than 7 a job
+    (5 per group + 3 per job) or more than MAX_SETTLE_GROUPS would be needed. The Node client's
+    rule (src/scripts/index.ts settleGroups)."""
+    groups: List[List[int]] = []
+    keys: List[Tuple[str, ...]] = []
+    last = -1  # the group of the previous job: a run of one group costs no search
+    for i, j in enumerate(jobs):
+        h = tuple(j[3:7])
+        if last < 0 or keys[last] != h:
+            last = keys.index(h) if h in keys else -1
+            if last < 0:
+                if len(groups) == MAX_SETTLE_GROUPS or len(groups) * 5 + 5 >= len(jobs) * 4:
+                    return None
+                groups.append([])
+                keys.append(h)
+                last = len(groups) - 1
+        groups[last].append(i)
+    return groups
+
+
 async def complete_many(run: Runner, jobs: Sequence[Tuple[str, ...]], fetch: int, lease_ms: int,
                         max_event_bytes: int, keep: Optional[Tuple[int, int]] = None, name: str = "",
                         request_id: Optional[str] = None) -> ClaimReply:
@@ -108,13 +149,26 @@ async def complete_many(run: Runner, jobs: Sequence[Tuple[str, ...]], fetch: int
     reply gave them ('' when absent): the script then reads fewer fields. codes[i] per job: 1
     completed, or a negative code."""
     per_job = 7 if jobs and all(len(j) == 7 for j in jobs) else 3
+    groups = settle_groups(jobs) if per_job == 7 else None
     args: List[Any] = [fetch, lease_ms, max_event_bytes, "", 0,
-                       "" if keep is None else keep[0], "" if keep is None else keep[1], name, per_job]
-    for j in jobs:
-        args += j[:per_job]
+                       "" if keep is None else keep[0], "" if keep is None else keep[1], name,
+                       "g" if groups else per_job]
+    order: List[int] = []
+    if groups:
+        for g in groups:
+            args += [*jobs[g[0]][3:7], len(g)]
+            for i in g:
+                args += jobs[i][:3]
+                order.append(i)
+    else:
+        for j in jobs:
+            args += j[:per_job]
+        order = list(range(len(jobs)))
     r = await run.call_once("complete", args, "complete", request_id)
     m = int(r[2])
-    codes = [int(x) for x in r[3:3 + m]]
+    codes = [0] * m
+    for k in range(m):
+        codes[order[k]] = int(r[3 + k])
     return ClaimReply(_claimed(r, 3 + m), int(r[1]), codes)
 
 

@@ -5,7 +5,9 @@
 --   (id - 1) mod step names the shard),
 --   [2] option record count m,
 --   [3] fields per job k: 4, or 5 when the jobs of the call are in several lanes (each job then
---   names its lane, and the records' lane field is ''),
+--   names its lane, and the records' lane field is ''), or 2 (name and data only: every job
+--   takes record 1 and a generated id) for a call of one record that is plain: no dedup id,
+--   parent or groupMaxSize, delay 0, not lifo (an error reply otherwise, before any write),
 --   then m option records of 15 fields, record r = 0..m-1 at a = 4 + 15r:
 --   [a] opts (JSON object; '' = none),
 --   [a + 1] priority (integer 0..2097151),
@@ -26,7 +28,8 @@
 --   [a + 13] dedup mode (letters: e extend, r replace, s reschedule, k keepLastIfActive; '' plain),
 --   [a + 14] groupMaxSize ('' = none: BullMQ Pro's group.maxSize, most waiting jobs the lane
 --   may hold for the add to go ahead);
---   then n jobs of k fields, job j = 0..n-1 at c = 4 + 15m + kj:
+--   then n jobs of k fields, job j = 0..n-1 at c = 4 + 15m + kj (with k = 2, [c] name and
+--   [c + 1] data):
 --   [c] id ('' = next numeric id),
 --   [c + 1] name,
 --   [c + 2] data (JSON),
@@ -66,8 +69,16 @@ local function idOf(c)
   return string.format('%d', (c - 1) * idStep + idOffset + 1)
 end
 local recordCount = tonumber(ARGV[2])
-local JOB_FIELDS = tonumber(ARGV[3]) -- 4, or 5 when each job names its lane
+local JOB_FIELDS = tonumber(ARGV[3]) -- 4, or 5 when each job names its lane, or 2 (plain)
 local lanePerJob = JOB_FIELDS == 5
+-- A plain call's jobs name no id and no record: two arguments each instead of four.
+local namesOnly = JOB_FIELDS == 2
+if not (namesOnly or JOB_FIELDS == 4 or lanePerJob) then
+  return redis.error_reply('ERR add: fields per job must be 2, 4 or 5, got ' .. ARGV[3])
+end
+if namesOnly and recordCount ~= 1 then
+  return redis.error_reply('ERR add: 2 fields per job take exactly one option record')
+end
 local now = nowMs()
 local out = {}
 local readyAdded = false
@@ -125,12 +136,17 @@ local function plainCall()
   if recordCount ~= 1 or lanePerJob then return false end
   local r = recs[1]
   if r.dd ~= '' or r.par or r.gmax ~= '' or r.delay ~= 0 or r.lifo == '1' then return false end
+  if namesOnly then return true end
   for j = 0, n - 1 do
     if ARGV[JOB0 + j * JOB_FIELDS] ~= '' then return false end
   end
   return true
 end
-if n > 0 and plainCall() then
+local plain = n > 0 and plainCall()
+if namesOnly and not plain and n > 0 then
+  return redis.error_reply('ERR add: 2 fields per job need a plain record (no dedup id, parent or groupMaxSize, delay 0, not lifo)')
+end
+if plain then
   local r = recs[1]
   local first = redis.call('HINCRBY', K.meta, 'id', n) - n
   reserveStamps(false, n)
@@ -148,6 +164,9 @@ if n > 0 and plainCall() then
   local jobBase, dec, hex = K.jobBase, runMemo.dec, runMemo.hex
   local v = first * idStep + idOffset + 1 -- the first job's id
   local dHead, dHeadS, xHead, xHeadS
+  -- Where a job's name and data are, from its first field (which is its id unless namesOnly).
+  local nameAt = namesOnly and 0 or J_NAME
+  local dataAt = nameAt + 1
   for j = 0, n - 1 do
     local b = JOB0 + j * JOB_FIELDS
     local id
@@ -162,8 +181,8 @@ if n > 0 and plainCall() then
     local head = (x - lo) / 256
     if head ~= xHead then xHead, xHeadS = head, string.format('%012x', head) end
     local stamp = xHeadS .. (hex[lo] or runTail(true, lo))
-    local name = ARGV[b + J_NAME]
-    h[2], h[4], h[hn + 4] = name, ARGV[b + J_DATA], stamp
+    local name = ARGV[b + nameAt]
+    h[2], h[4], h[hn + 4] = name, ARGV[b + dataAt], stamp
     redis.call('HSET', jobBase .. id, unpack(h))
     entries[2 * j + 1], entries[2 * j + 2] = score, stamp .. id
     emitJobNamed('added', THEN_WAITING, id, name, lane)

@@ -10,13 +10,16 @@
 --   [6] the worker's removeOnComplete keep count for jobs without their own ('' = none: the
 --   default applies), [7] its keep age (ms; '' = none), [8] worker name for the claimed jobs' `pb` ('' = none),
 --   [9] F, fields per settled job: 3, or 7 when the caller passes what it read from the claim
---   reply (the fields that cannot change while the job is active under its attempt),
+--   reply (the fields that cannot change while the job is active under its attempt), or 'g'
+--   for those fields given once per group of jobs that share them,
 --   then per settled job (at most 1000), from a = 10 + F * i: [a] job id, [a + 1] token (the
 --   job's att when claimed), [a + 2] return value (JSON), and with F = 7: [a + 3] lane, [a + 4]
 --   kc, [a + 5] ka, [a + 6] made, each as the claim reply gave it ('' when absent there);
+--   with F = 'g', groups instead: lane, kc, ka, made (as with F = 7), k (1 or more), then k
+--   jobs of three fields (id, token, return value); the codes follow the jobs' order here;
 --   then optionally one more: the request id (lib/once.lua; present when (#ARGV - 9) mod F is
---   1): a rerun replies the first run's codes and its claimed jobs still active under their
---   attempt, and changes nothing
+--   1, with 'g' when one argument is left after the last group): a rerun replies the first
+--   run's codes and its claimed jobs still active under their attempt, and changes nothing
 -- Returns: {claimed, wakeInMs, m, code1..codem, id1, fields1, ...}: m settled jobs, each
 --   code 1 (completed) or an error code below, then the claimed jobs like claim.
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
@@ -39,11 +42,28 @@
 --!include lib/once.lua
 
 local MAX_SETTLE = 1000
-local F = ARGV[9] == '7' and 7 or ARGV[9] == '3' and 3 or nil
-if not F then return redis.error_reply('ERR complete: fields per job must be 3 or 7') end
-local rid
-if (#ARGV - 9) % F == 1 then rid = ARGV[#ARGV] end
-local m = math.floor((#ARGV - 9) / F)
+-- grouped: the settle fields come once per group (F = 'g'); the jobs then take 3 arguments
+-- each instead of 7 (an argument costs Redis ~800 instructions to parse and hand to Lua).
+local grouped = ARGV[9] == 'g'
+local F = ARGV[9] == '7' and 7 or ARGV[9] == '3' and 3 or grouped and 7 or nil
+if not F then return redis.error_reply("ERR complete: fields per job must be 3, 7 or 'g'") end
+local rid, m
+if grouped then
+  local p, nargs = 10, #ARGV
+  m = 0
+  while p + 4 <= nargs do
+    local k = tonumber(ARGV[p + 4])
+    if not k or k < 1 or k % 1 ~= 0 then
+      return redis.error_reply('ERR complete: a group\'s job count must be a positive integer, got ' .. ARGV[p + 4])
+    end
+    p, m = p + 5 + 3 * k, m + k
+  end
+  if p == nargs then rid = ARGV[p]
+  elseif p ~= nargs + 1 then return redis.error_reply('ERR complete: the groups do not match the arguments') end
+else
+  if (#ARGV - 9) % F == 1 then rid = ARGV[#ARGV] end
+  m = math.floor((#ARGV - 9) / F)
+end
 if m > MAX_SETTLE then return redis.error_reply('ERR complete: at most 1000 jobs per call') end
 local fetch, leaseMs = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxEv = tonumber(ARGV[3])
@@ -68,9 +88,26 @@ local head = { 0, -1, m }
 local finished = {} -- ids of settled jobs, removed from the active set with one ZREM
 local trims = {}
 
+-- The current group (grouped): its settle fields ('' read as absent), jobs left, next argument.
+local gLane, gKeepCount, gKeepAge, gMade
+local gLeft, gAt = 0, 10
 for i = 0, m - 1 do
+  local id, token, rv
   local a = 10 + F * i
-  local id, token, rv = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  if grouped then
+    if gLeft == 0 then
+      gLane, gKeepCount, gKeepAge, gMade = ARGV[gAt], ARGV[gAt + 1], ARGV[gAt + 2], ARGV[gAt + 3]
+      gLeft, gAt = tonumber(ARGV[gAt + 4]), gAt + 5
+      if gLane == '' then gLane = nil end
+      if gKeepCount == '' then gKeepCount = nil end
+      if gKeepAge == '' then gKeepAge = nil end
+      if gMade == '' then gMade = nil end
+    end
+    id, token, rv = ARGV[gAt], ARGV[gAt + 1], ARGV[gAt + 2]
+    gLeft, gAt = gLeft - 1, gAt + 3
+  else
+    id, token, rv = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  end
   local jk = K.jobBase .. id
   local att, st, lane, keepCount, keepAge, made, parentId, pending, follower
   if F == 7 then
@@ -78,11 +115,15 @@ for i = 0, m - 1 do
     -- under one attempt only, and nothing rewrites these fields of an active job).
     local f = redis.call('HMGET', jk, 'att', 'st', 'pid', 'pend', 'dkn')
     att, st, parentId, pending, follower = f[1], f[2], f[3], f[4], f[5] -- not unpack: a C call per job
-    lane, keepCount, keepAge, made = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]
-    if lane == '' then lane = nil end
-    if keepCount == '' then keepCount = nil end
-    if keepAge == '' then keepAge = nil end
-    if made == '' then made = nil end
+    if grouped then
+      lane, keepCount, keepAge, made = gLane, gKeepCount, gKeepAge, gMade
+    else
+      lane, keepCount, keepAge, made = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]
+      if lane == '' then lane = nil end
+      if keepCount == '' then keepCount = nil end
+      if keepAge == '' then keepAge = nil end
+      if made == '' then made = nil end
+    end
   else
     att, st, lane, keepCount, keepAge, made, parentId, pending, follower =
       unpack(redis.call('HMGET', jk, 'att', 'st', 'lane', 'kc', 'ka', 'made', 'pid', 'pend', 'dkn'), 1, 9)

@@ -78,6 +78,45 @@ function sameOptions(a: AddJobArgs, b: AddJobArgs): boolean {
     && a.groupMaxSize === b.groupMaxSize;
 }
 
+/**
+ * The jobs of a settle grouped by their settle hint, groups and the jobs in each in the order
+ * they first appear (indexes into jobs); undefined when groups would not take fewer arguments
+ * than 7 per job (5 per group + 3 per job: jobs of many lanes), or more than MAX_SETTLE_GROUPS
+ * groups would be needed (each job is compared with each group). docs/protocol.md, complete.
+ */
+const MAX_SETTLE_GROUPS = 16;
+function settleGroups(jobs: ReadonlyArray<{ claimed?: SettleHint }>): number[][] | undefined {
+  const groups: number[][] = [];
+  let last: SettleHint | undefined;
+  let lastGroup: number[] | undefined;
+  for (let i = 0; i < jobs.length; i++) {
+    const h = jobs[i]!.claimed!;
+    if (last && h[0] === last[0] && h[1] === last[1] && h[2] === last[2] && h[3] === last[3]) {
+      lastGroup!.push(i);
+      continue;
+    }
+    let g: number[] | undefined;
+    for (const o of groups) {
+      const p = jobs[o[0]!]!.claimed!;
+      if (h[0] === p[0] && h[1] === p[1] && h[2] === p[2] && h[3] === p[3]) { g = o; break; }
+    }
+    if (!g) {
+      if (groups.length === MAX_SETTLE_GROUPS || groups.length * 5 + 5 >= jobs.length * 4) return undefined;
+      g = [];
+      groups.push(g);
+    }
+    g.push(i);
+    last = h;
+    lastGroup = g;
+  }
+  return groups;
+}
+
+/** Whether add.lua may take a job's option record with names and data alone (its 2-field form). */
+function isPlain(j: AddJobArgs): boolean {
+  return !j.dedupId && !j.parent && j.groupMaxSize === undefined && j.delay === 0 && !j.lifo;
+}
+
 /** BullMQ's error when an add names a parent that does not exist (its text, then echomq's). */
 export function missingParentError(p: ParentArgs): JobNotFoundError {
   const e = new JobNotFoundError(p.id, 'add (parent)');
@@ -101,26 +140,39 @@ export const scripts = {
     // add.lua takes each run of jobs with the same options as one option record, and 4
     // arguments per job (id, name, data, record number): fewer arguments to encode and parse.
     // A call whose jobs are in several lanes (a lane per user) sends each job's lane as a 5th
-    // argument instead of a record per lane.
+    // argument instead of a record per lane. A plain call (one record, generated ids, ready
+    // FIFO jobs, no dedup, parent or group limit) sends each job's name and data alone.
     const lane0 = jobs[0]?.lane;
     const lanePerJob = jobs.some((j) => j.lane !== lane0);
-    const records: Array<string | number> = [];
-    const perJob: Array<string | number> = [];
+    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, 0, 0];
     let prev: AddJobArgs | undefined;
     let rec = 0;
+    let generated = true;
+    const recOf: number[] = []; // each job's record number
     for (const j of jobs) {
       if (!prev || !sameOptions(prev, j)) {
         const p = j.parent;
-        records.push(j.opts, j.priority, lanePerJob ? '' : j.lane, j.delay, j.lifo ? '1' : '0',
+        args.push(j.opts, j.priority, lanePerJob ? '' : j.lane, j.delay, j.lifo ? '1' : '0',
           ...keepArgs(j.keepCompleted), ...keepArgs(j.keepFailed), j.dedupId ?? '', j.dedupTtl ?? 0,
           j.timestamp ?? '', p ? p.json : '', j.dedupMode ?? '', j.groupMaxSize ?? '');
         rec++;
       }
-      if (lanePerJob) perJob.push(j.id, j.name, j.data, rec, j.lane);
-      else perJob.push(j.id, j.name, j.data, rec);
+      if (j.id !== '') generated = false;
+      recOf.push(rec);
       prev = j;
     }
-    const args: Array<string | number> = [ctx.ids ? `${jobs.length}:${ctx.ids.step}:${ctx.ids.offset}` : jobs.length, rec, lanePerJob ? 5 : 4, ...records, ...perJob];
+    const plain = rec === 1 && !lanePerJob && generated && isPlain(jobs[0]!);
+    args[1] = rec;
+    args[2] = plain ? 2 : lanePerJob ? 5 : 4;
+    if (plain) {
+      for (const j of jobs) args.push(j.name, j.data);
+    } else {
+      for (let i = 0; i < jobs.length; i++) {
+        const j = jobs[i]!;
+        if (lanePerJob) args.push(j.id, j.name, j.data, recOf[i]!, j.lane);
+        else args.push(j.id, j.name, j.data, recOf[i]!);
+      }
+    }
     const r = (await applied.add(ctx, args, requestId)) as Array<string | number>;
     const out: AddReply[] = [];
     for (let i = 0; i < r.length; i += 2) {
@@ -169,18 +221,35 @@ export const scripts = {
       maxEventValueBytes: number; owner?: string; metrics?: number; keep?: [number, number]; name?: string; requestId?: string;
     },
   ): Promise<ClaimReply & { codes: number[] }> {
-    // With every job's fields from its claim reply the script reads fewer fields per job.
+    // With every job's fields from its claim reply the script reads fewer fields per job; jobs
+    // that share those fields send them once per group (settleGroups).
     const hinted = a.jobs.every((j) => j.claimed !== undefined);
+    const groups = hinted ? settleGroups(a.jobs) : undefined;
     const args: Array<string | number> = [a.fetch, a.leaseMs, a.maxEventValueBytes, a.owner ?? '', a.metrics ?? 0, a.keep?.[0] ?? '', a.keep?.[1] ?? '',
-      a.name ?? '', hinted ? 7 : 3];
-    for (const j of a.jobs) {
-      args.push(j.id, j.token, j.returnValue);
-      if (hinted) args.push(...j.claimed!);
+      a.name ?? '', groups ? 'g' : hinted ? 7 : 3];
+    // order[k]: the index in a.jobs of the k-th job sent (the codes come back in that order)
+    let order: number[] | undefined;
+    if (groups) {
+      order = [];
+      for (const g of groups) {
+        const h = a.jobs[g[0]!]!.claimed!;
+        args.push(h[0], h[1], h[2], h[3], g.length);
+        for (const i of g) {
+          const j = a.jobs[i]!;
+          args.push(j.id, j.token, j.returnValue);
+          order.push(i);
+        }
+      }
+    } else {
+      for (const j of a.jobs) {
+        args.push(j.id, j.token, j.returnValue);
+        if (hinted) args.push(...j.claimed!);
+      }
     }
     const r = (await applied.complete(ctx, args, a.requestId)) as unknown[];
     const m = Number(r[2]);
     const codes: number[] = new Array(m);
-    for (let i = 0; i < m; i++) codes[i] = Number(r[3 + i]);
+    for (let k = 0; k < m; k++) codes[order ? order[k]! : k] = Number(r[3 + k]);
     const jobs: ClaimedJob[] = [];
     for (let i = 3 + m; i < r.length; i += 2) jobs.push({ id: String(r[i]), fields: r[i + 1] as string[] });
     return { codes, jobs, wakeInMs: Number(r[1]) };
