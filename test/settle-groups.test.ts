@@ -170,6 +170,19 @@ describe('add: two fields a job for a plain call', () => {
     expect((await q.getJob('3'))!.data).toBe(2);
   });
 
+  it('replies {first id, n} to a two-field call, and the same to its rerun, which writes nothing', async () => {
+    const q = queue(qname('names-only-reply'));
+    const ctx = ctxOf(q);
+    await q.add('seed', 0); // id 1
+    const record = ['', 0, 'default', 0, '0', '0', '', '', '', '', 0, '', '', '', ''];
+    const args = [3, 1, 2, ...record, 'a', '1', 'b', '2', 'c', '3', 'req-names-1'];
+    expect(await rawAdd(ctx, args)).toEqual(['2', 3]);
+    const after = await snapshot(admin, q.keys);
+    expect(await rawAdd(ctx, args)).toEqual(['2', 3]);
+    expect(await snapshot(admin, q.keys)).toEqual(after);
+    expect((await q.getJobs(['waiting'])).map((j) => [j.id, j.name]).sort()).toEqual([['1', 'seed'], ['2', 'a'], ['3', 'b'], ['4', 'c']]);
+  });
+
   it('refuses two fields a job with several records or a record that is not plain, writing nothing', async () => {
     const q = queue(qname('names-only-bad'));
     const ctx = ctxOf(q);

@@ -96,6 +96,10 @@ async def add(run: Runner, jobs: Sequence[AddJob], request_id: Optional[str] = N
             per_job += [j.id, j.name, j.data, k] + ([j.lane] if lane_per_job else [])
     fields = 2 if plain else 5 if lane_per_job else 4
     reply = await run.call_once("add", [len(jobs), rec, fields, *records, *per_job], "add", request_id)
+    if plain:
+        # {first id, n}: every job created, ids consecutive (a Python queue is not sharded)
+        first = int(reply[0])
+        return [AddReply(str(first + i), True) for i in range(len(jobs))]
     out: List[AddReply] = []
     full = code("GROUP_FULL")
     for i in range(0, len(reply), 2):

@@ -40,7 +40,9 @@
 --   After the last job, optionally:
 --   [4 + 15m + kn] request id (lib/once.lua; '' or absent = none): a rerun of the same request
 --   replies the first run's list and writes nothing.
--- Returns: flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
+-- Returns: with k = 2, {first id, n}: every job was created, with consecutive generated ids
+--   (the first, then each step more: see [1]); otherwise
+--   flat list {id1, created1, id2, created2, ...}; created is 1, or 0 when a job with
 --   that id already existed or a live job holds the dedup id (that job's id is returned and
 --   nothing is written but the event), or -5 when the job's parent (in this queue) does not
 --   exist (nothing is written for that job), -7 when a job with that id exists as the child
@@ -87,6 +89,7 @@ local rec0, refused = onceBegin(ARGV[JOB0 + n * JOB_FIELDS], now)
 if refused then return redis.error_reply(refused) end
 if rec0 then
   if rec0.a then return rec0.a end
+  if namesOnly then return { rec0.f, rec0.n } end
   -- A run of created jobs with consecutive generated ids, recorded as its first id and count.
   local r, first = {}, tonumber(rec0.f)
   for j = 0, rec0.n - 1 do
@@ -186,7 +189,11 @@ if plain then
     redis.call('HSET', jobBase .. id, unpack(h))
     entries[2 * j + 1], entries[2 * j + 2] = score, stamp .. id
     emitJobNamed('added', THEN_WAITING, id, name, lane)
-    out[2 * j + 1], out[2 * j + 2] = id, 1
+    if namesOnly then
+      if j == 0 then out[1], out[2] = id, n end
+    else
+      out[2 * j + 1], out[2 * j + 2] = id, 1
+    end
     v, x = v + idStep, x + 1
   end
   batchLaneRun(lane, entries, r.prio)

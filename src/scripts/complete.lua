@@ -88,20 +88,35 @@ local head = { 0, -1, m }
 local finished = {} -- ids of settled jobs, removed from the active set with one ZREM
 local trims = {}
 
--- The current group (grouped): its settle fields ('' read as absent), jobs left, next argument.
+-- The retention of a settled job: (0, 0) for removeOnComplete: true, the usual case.
+local function keepRule(keepCount, keepAge)
+  if keepCount == '0' and not keepAge then return 0, 0 end
+  if workerKeep and not keepCount and not keepAge then return workerKeep, workerKeepAge or 0 end
+  return keepOf(keepCount, keepAge, KEEP_COMPLETED)
+end
+-- The current group (grouped): its settle fields ('' read as absent), jobs left, next argument;
+-- what its jobs share is worked out once: the lane, the retention, made + 1, whether the lane
+-- has settings (nil until a job settles), and the lane slots its settled jobs release, deferred
+-- as one count (a lane without settings, lib/lanes.lua releaseActiveLater).
 local gLane, gKeepCount, gKeepAge, gMade
 local gLeft, gAt = 0, 10
+local gKeep, gKeepFor, gMadeNext, gCfg
+local gReleased = 0
 for i = 0, m - 1 do
   local id, token, rv
   local a = 10 + F * i
   if grouped then
     if gLeft == 0 then
+      if gReleased > 0 then deferActive(gLane, -gReleased) end
       gLane, gKeepCount, gKeepAge, gMade = ARGV[gAt], ARGV[gAt + 1], ARGV[gAt + 2], ARGV[gAt + 3]
       gLeft, gAt = tonumber(ARGV[gAt + 4]), gAt + 5
-      if gLane == '' then gLane = nil end
+      if gLane == '' then gLane = DEFAULT_LANE end
       if gKeepCount == '' then gKeepCount = nil end
       if gKeepAge == '' then gKeepAge = nil end
       if gMade == '' then gMade = nil end
+      gKeep, gKeepFor = keepRule(gKeepCount, gKeepAge)
+      gMadeNext = gKeep ~= 0 and intStr(tonumber(gMade or '0') + 1) or nil
+      gCfg, gReleased = nil, 0
     end
     id, token, rv = ARGV[gAt], ARGV[gAt + 1], ARGV[gAt + 2]
     gLeft, gAt = gLeft - 1, gAt + 3
@@ -153,25 +168,29 @@ for i = 0, m - 1 do
   end
   head[4 + i] = code
   if code == 1 then
-    lane = laneOr(lane)
     finished[#finished + 1] = id
-    local keep, keepFor
-    if keepCount == '0' and not keepAge then
-      keep, keepFor = 0, 0 -- removeOnComplete: true, the usual case
-    elseif workerKeep and not keepCount and not keepAge then
-      keep, keepFor = workerKeep, workerKeepAge or 0
+    local keep, keepFor, madeNext, cfg
+    if grouped then
+      lane, keep, keepFor, madeNext = gLane, gKeep, gKeepFor, gMadeNext
+      if gCfg == nil then gCfg = laneHasCfg(lane) end
+      cfg = gCfg
     else
-      keep, keepFor = keepOf(keepCount, keepAge, KEEP_COMPLETED)
+      lane = laneOr(lane)
+      keep, keepFor = keepRule(keepCount, keepAge)
+      if keep ~= 0 then madeNext = intStr(tonumber(made or '0') + 1) end
+      cfg = laneHasCfg(lane)
     end
     -- A job that keeps no record is deleted below: writing its final fields would be wasted.
     if keep ~= 0 then
-      redis.call('HSET', jk, 'st', 'c', 'fOn', nowStr, 'rv', rv, 'made', intStr(tonumber(made or '0') + 1))
+      redis.call('HSET', jk, 'st', 'c', 'fOn', nowStr, 'rv', rv, 'made', madeNext)
     end
     -- A lane without settings cannot become serviceable by freeing a slot: its release may
     -- wait for the claim below, which often serves the same lane (lib/lanes.lua
     -- releaseActiveLater).
-    if laneHasCfg(lane) then
+    if cfg then
       if releaseActive(lane) then admitted = true end
+    elseif grouped then
+      gReleased = gReleased + 1
     else
       releaseActiveLater(lane)
     end
@@ -185,6 +204,7 @@ for i = 0, m - 1 do
     recordFinishedLater(K.completed, id, keep, keepFor, now, nowStr, trims)
   end
 end
+if gReleased > 0 then deferActive(gLane, -gReleased) end
 -- A lease removed shows the active key exists: the claim below need not resend its sentinel.
 local activeExists = #finished > 0 and redis.call('ZREM', K.active, unpack(finished)) > 0
 flushTrims(K.completed, trims, now)

@@ -175,6 +175,12 @@ export const scripts = {
     }
     const r = (await applied.add(ctx, args, requestId)) as Array<string | number>;
     const out: AddReply[] = [];
+    if (plain) {
+      // {first id, n}: every job created, ids consecutive in steps of the shard count.
+      const first = Number(r[0]), step = ctx.ids?.step ?? 1;
+      for (let i = 0; i < jobs.length; i++) out.push({ id: String(first + i * step), created: true });
+      return out;
+    }
     for (let i = 0; i < r.length; i += 2) {
       const code = Number(r[i + 1]);
       if (code === Code.MISSING_PARENT) out.push({ id: '', created: false, error: missingParentError(jobs[i / 2]!.parent!), missingParent: true });

@@ -384,8 +384,9 @@ local function serveTurn(t, take, out, leases, nowStr, deadline)
   local popped = redis.call('ZPOPMIN', t.key, intStr(take))
   local prioritized = 0
   local nl, no = #leases, #out -- lengths kept here: # costs a search per use
+  local sub = string.sub
   for i = 1, #popped, 2 do
-    local id = memberId(popped[i])
+    local id = sub(popped[i], 15) -- memberId, without a Lua call per job
     leases[nl + 1], leases[nl + 2], nl = deadline, id, nl + 2
     if popped[i + 1] ~= '0' then prioritized = prioritized + 1 end
     out[no + 1] = id
