@@ -3,40 +3,18 @@
 // sends one complete call for the jobs that finish in the same tick, and a lane alone in the
 // ring is served in one turn. Call counts come from INFO commandstats of a private server, so
 // other test files sharing the suite's server cannot change them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { Queue, Worker } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { Worker } from '../src/index.js';
 import { scripts, type ClaimedJob } from '../src/scripts/index.js';
-import type { JobContext } from '../src/job/job.js';
-import { keysOf, qname, snapshot, waitFor } from './helpers.js';
-// @ts-expect-error plain ESM helper without types
-import { startRedisServer } from '../scripts/redis-server.mjs';
+import { qname, snapshot, waitFor } from './helpers.js';
+import { ctxOf, usePrivateServer } from './private-server.js';
 
-let server: { url: string; stop: () => Promise<void> };
-let admin: Redis;
-const closers: Array<() => Promise<unknown>> = [];
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url);
-});
-afterAll(async () => {
-  for (const c of closers.reverse()) await c().catch(() => {});
-  admin.disconnect();
-  await server.stop();
-});
-
-function queue(name: string): Queue {
-  const q = new Queue(name, { connection: server.url });
-  closers.push(() => q.close());
-  return q;
-}
-
-const ctxOf = (q: Queue): JobContext => ({ client: q.client, keys: q.keys, maxPayloadBytes: 1 << 20, keepLogs: 0 }) as JobContext;
+const srv = usePrivateServer();
+const queue = (name: string) => srv.queue(name);
 const token = (j: ClaimedJob): string => j.fields[j.fields.indexOf('att') + 1]!;
 
 async function calls(cmd: string): Promise<number> {
-  const m = new RegExp(`^cmdstat_${cmd}:calls=(\\d+)`, 'm').exec(await admin.info('commandstats'));
+  const m = new RegExp(`^cmdstat_${cmd}:calls=(\\d+)`, 'm').exec(await srv.admin.info('commandstats'));
   return m ? Number(m[1]) : 0;
 }
 
@@ -49,7 +27,7 @@ describe('complete.lua settles several jobs per call', () => {
     expect(claimed.jobs).toHaveLength(3);
     const [a, b, c] = claimed.jobs as [ClaimedJob, ClaimedJob, ClaimedJob];
     const staleB = String(Number(token(b)) + 1);
-    const beforeB = await admin.hgetall(q.keys.jobBase + b.id);
+    const beforeB = await srv.admin.hgetall(q.keys.jobBase + b.id);
 
     const r = await scripts.completeMany(ctx, {
       jobs: [
@@ -65,8 +43,8 @@ describe('complete.lua settles several jobs per call', () => {
     expect(await (await q.getJob(a.id))!.getState()).toBe('completed');
     expect(await (await q.getJob(c.id))!.getState()).toBe('completed');
     expect((await q.getJob(c.id))!.returnvalue).toBe('c');
-    expect(await admin.hgetall(q.keys.jobBase + b.id)).toEqual(beforeB);
-    expect(await admin.zscore(q.keys.active, b.id)).not.toBeNull();
+    expect(await srv.admin.hgetall(q.keys.jobBase + b.id)).toEqual(beforeB);
+    expect(await srv.admin.zscore(q.keys.active, b.id)).not.toBeNull();
     expect(await q.getJobCounts('active', 'completed', 'waiting')).toEqual({ active: 2, completed: 2, waiting: 0 });
   });
 
@@ -75,14 +53,14 @@ describe('complete.lua settles several jobs per call', () => {
     const ctx = ctxOf(q);
     await q.addBulk([1, 2, 3].map((i) => ({ name: 'j', data: { i } })));
     const [a] = (await scripts.claim(ctx, { count: 1, leaseMs: 60_000 })).jobs as [ClaimedJob];
-    const before = await snapshot(admin, q.keys);
+    const before = await snapshot(srv.admin, q.keys);
     const r = await scripts.completeMany(ctx, {
       jobs: [{ id: a.id, token: String(Number(token(a)) + 1), returnValue: '1' }],
       fetch: 5, leaseMs: 60_000, maxEventValueBytes: 100,
     });
     expect(r.codes).toEqual([-2]);
     expect(r.jobs).toEqual([]);
-    expect(await snapshot(admin, q.keys)).toEqual(before);
+    expect(await snapshot(srv.admin, q.keys)).toEqual(before);
   });
 
   it('keeps the completed set at its retention count when 100 jobs settle per call', async () => {
@@ -97,21 +75,21 @@ describe('complete.lua settles several jobs per call', () => {
         fetch: 0, leaseMs: 60_000, maxEventValueBytes: 100,
       });
       expect(r.codes.every((c) => c === 1)).toBe(true);
-      expect(await admin.zcard(q.keys.completed)).toBe(10);
+      expect(await srv.admin.zcard(q.keys.completed)).toBe(10);
     }
     // The ten kept are the newest, and the trimmed jobs' hashes are gone.
-    const kept = await admin.zrange(q.keys.completed, 0, -1);
+    const kept = await srv.admin.zrange(q.keys.completed, 0, -1);
     expect(kept.map(Number).sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, i) => 391 + i));
-    expect(await admin.exists(q.keys.jobBase + '1')).toBe(0);
+    expect(await srv.admin.exists(q.keys.jobBase + '1')).toBe(0);
   });
 
   it('refuses more than 1000 jobs in one call and writes nothing', async () => {
     const q = queue(qname('batch-cap'));
     await q.add('j', {});
-    const before = await snapshot(admin, q.keys);
+    const before = await snapshot(srv.admin, q.keys);
     const jobs = Array.from({ length: 1001 }, (_, i) => ({ id: String(i + 1), token: '1', returnValue: '1' }));
     await expect(scripts.completeMany(ctxOf(q), { jobs, fetch: 0, leaseMs: 1000, maxEventValueBytes: 0 })).rejects.toThrow(/at most 1000/);
-    expect(await snapshot(admin, q.keys)).toEqual(before);
+    expect(await snapshot(srv.admin, q.keys)).toEqual(before);
   });
 });
 
@@ -125,8 +103,8 @@ describe('worker settles in batches', () => {
     const fcalls0 = (await calls('fcall')) + (await calls('evalsha'));
     const w = new Worker(name, async (job) => {
       seen.set(job.data.i, (seen.get(job.data.i) ?? 0) + 1);
-    }, { connection: server.url, concurrency: 10 });
-    closers.push(() => w.close());
+    }, { connection: srv.url, concurrency: 10 });
+    srv.closeLater(() => w.close());
     let done = 0;
     w.on('completed', () => done++);
     await waitFor(() => done === N, 20_000, 'all jobs completed');
@@ -157,7 +135,7 @@ describe('worker settles in batches', () => {
     // Each job comes back as written, without the fields a worker does not read (st, sq).
     const [first] = claimed.jobs;
     expect(first.fields.filter((_, i) => i % 2 === 0).sort()).toEqual(['att', 'data', 'lane', 'name', 'pOn', 'ts']);
-    const stored = await admin.hgetall(q.keys.jobBase + first.id);
+    const stored = await srv.admin.hgetall(q.keys.jobBase + first.id);
     expect(stored).toMatchObject({ st: 'a', att: '1', pOn: first.fields[first.fields.indexOf('pOn') + 1] });
     expect(stored.sq).toMatch(/^[0-9a-f]{14}$/);
   });

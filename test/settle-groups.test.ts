@@ -2,38 +2,17 @@
 // sends them once per group ('g'), and a plain add sends each job's name and data alone (two
 // fields a job). Both must decide exactly what the longer forms decide; malformed calls are
 // refused before any write.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { Queue, Worker } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { Worker } from '../src/index.js';
 import { scripts, settleHint, type ClaimedJob } from '../src/scripts/index.js';
 import { bindScript } from '../src/scripts/runner.js';
-import type { JobContext } from '../src/job/job.js';
 import { qname, snapshot, waitFor } from './helpers.js';
-// @ts-expect-error plain ESM helper without types
-import { startRedisServer } from '../scripts/redis-server.mjs';
+import { ctxOf, usePrivateServer } from './private-server.js';
 
-let server: { url: string; stop: () => Promise<void> };
-let admin: Redis;
-const closers: Array<() => Promise<unknown>> = [];
+const srv = usePrivateServer();
+const queue = (name: string) => srv.queue(name);
 const rawComplete = bindScript('complete');
 const rawAdd = bindScript('add');
-
-beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url);
-});
-afterAll(async () => {
-  for (const c of closers.reverse()) await c().catch(() => {});
-  admin.disconnect();
-  await server.stop();
-});
-
-function queue(name: string): Queue {
-  const q = new Queue(name, { connection: server.url });
-  closers.push(() => q.close());
-  return q;
-}
-const ctxOf = (q: Queue): JobContext => ({ client: q.client, keys: q.keys, maxPayloadBytes: 1 << 20, keepLogs: 0 }) as JobContext;
 const fieldsOf = (j: ClaimedJob): Record<string, string> => {
   const o: Record<string, string> = {};
   for (let i = 0; i < j.fields.length; i += 2) o[j.fields[i]!] = j.fields[i + 1]!;
@@ -43,7 +22,7 @@ const token = (j: ClaimedJob): string => fieldsOf(j).att!;
 
 /** The FCALLs of a named function the server saw while fn ran (MONITOR), as argument lists. */
 async function watchCalls(fn: () => Promise<unknown>, match: RegExp): Promise<string[][]> {
-  const monitor = await admin.duplicate().monitor();
+  const monitor = await srv.admin.duplicate().monitor();
   const seen: string[][] = [];
   monitor.on('monitor', (_t: string, args: string[], source: string) => {
     if (source !== 'lua' && args[0]?.toLowerCase() === 'fcall' && match.test(args[1] ?? '')) seen.push(args);
@@ -90,9 +69,9 @@ describe('complete: settle fields once per group', () => {
       expect(await (await q.getJob(j.id))!.getState()).toBe('completed');
       expect((await q.getJob(j.id))!.returnvalue).toBe(j.id);
     }
-    for (const j of [b1, b3]) expect(await admin.exists(q.keys.jobBase + j.id)).toBe(0);
+    for (const j of [b1, b3]) expect(await srv.admin.exists(q.keys.jobBase + j.id)).toBe(0);
     expect(await (await q.getJob(b2.id))!.getState()).toBe('active');
-    expect(await admin.hmget(q.keys.lactive, 'a', 'b')).toEqual([null, '1']);
+    expect(await srv.admin.hmget(q.keys.lactive, 'a', 'b')).toEqual([null, '1']);
   });
 
   it('a settle of one job, or of jobs that share nothing, sends the seven-field form', async () => {
@@ -117,14 +96,14 @@ describe('complete: settle fields once per group', () => {
     const claimed = (await scripts.claim(ctx, { count: 2, leaseMs: 60_000 })).jobs as [ClaimedJob, ClaimedJob];
     const head = [0, 60_000, 100, '', 0, '', '', '', 'g'];
     const [x, y] = claimed;
-    const before = await snapshot(admin, q.keys);
+    const before = await snapshot(srv.admin, q.keys);
     // A count that is not a positive integer, and a group that runs past the arguments.
     await expect(rawComplete(ctx, [...head, '', '0', '', '', '0', x.id, token(x), '1'])).rejects.toThrow(/group's job count must be a positive integer, got 0/);
     await expect(rawComplete(ctx, [...head, '', '0', '', '', 'two', x.id, token(x), '1'])).rejects.toThrow(/got two/);
     await expect(rawComplete(ctx, [...head, '', '0', '', '', '3', x.id, token(x), '1', y.id, token(y), '1'])).rejects.toThrow(/do not match the arguments/);
     await expect(rawComplete(ctx, [...head, '', '0', '', '', '1', x.id, token(x), '1', 'r1', 'r2'])).rejects.toThrow(/do not match the arguments/);
     await expect(rawComplete(ctx, [0, 60_000, 100, '', 0, '', '', '', 'x', x.id, token(x), '1'])).rejects.toThrow(/fields per job must be 3, 7 or 'g'/);
-    expect(await snapshot(admin, q.keys)).toEqual(before);
+    expect(await snapshot(srv.admin, q.keys)).toEqual(before);
     // Well formed, with a request id after the last group: settled once, a rerun answers the same.
     const args = [...head, '', '0', '', '', '2', x.id, token(x), '1', y.id, token(y), '2', 'req-groups-1'];
     const first = (await rawComplete(ctx, args)) as unknown[];
@@ -141,7 +120,7 @@ describe('complete: settle fields once per group', () => {
     const seen = new Set<string>();
     let worker: Worker | undefined;
     const calls = await watchCalls(async () => {
-      worker = new Worker(q.name, async (job) => { seen.add(job.id!); return job.data; }, { connection: server.url, concurrency: 10 });
+      worker = new Worker(q.name, async (job) => { seen.add(job.id!); return job.data; }, { connection: srv.url, concurrency: 10 });
       worker.on('completed', () => { done++; });
       await waitFor(() => done === 200, 15_000, '200 completions');
     }, /complete/);
@@ -177,9 +156,9 @@ describe('add: two fields a job for a plain call', () => {
     const record = ['', 0, 'default', 0, '0', '0', '', '', '', '', 0, '', '', '', ''];
     const args = [3, 1, 2, ...record, 'a', '1', 'b', '2', 'c', '3', 'req-names-1'];
     expect(await rawAdd(ctx, args)).toEqual(['2', 3]);
-    const after = await snapshot(admin, q.keys);
+    const after = await snapshot(srv.admin, q.keys);
     expect(await rawAdd(ctx, args)).toEqual(['2', 3]);
-    expect(await snapshot(admin, q.keys)).toEqual(after);
+    expect(await snapshot(srv.admin, q.keys)).toEqual(after);
     expect((await q.getJobs(['waiting'])).map((j) => [j.id, j.name]).sort()).toEqual([['1', 'seed'], ['2', 'a'], ['3', 'b'], ['4', 'c']]);
   });
 
@@ -187,7 +166,7 @@ describe('add: two fields a job for a plain call', () => {
     const q = queue(qname('names-only-bad'));
     const ctx = ctxOf(q);
     await q.add('seed', 0);
-    const before = await snapshot(admin, q.keys);
+    const before = await snapshot(srv.admin, q.keys);
     const record = (o: { delay?: number; lifo?: string; dedup?: string; gmax?: string } = {}) =>
       ['', 0, 'default', o.delay ?? 0, o.lifo ?? '0', '', '', '', '', o.dedup ?? '', 0, '', '', '', o.gmax ?? ''];
     await expect(rawAdd(ctx, [1, 1, 2, ...record({ delay: 10 }), 'n', '1'])).rejects.toThrow(/2 fields per job need a plain record/);
@@ -196,6 +175,6 @@ describe('add: two fields a job for a plain call', () => {
     await expect(rawAdd(ctx, [1, 1, 2, ...record({ gmax: '3' }), 'n', '1'])).rejects.toThrow(/plain record/);
     await expect(rawAdd(ctx, [1, 2, 2, ...record(), ...record(), 'n', '1'])).rejects.toThrow(/exactly one option record/);
     await expect(rawAdd(ctx, [1, 1, 3, ...record(), 'n', '1', 'x'])).rejects.toThrow(/fields per job must be 2, 4 or 5, got 3/);
-    expect(await snapshot(admin, q.keys)).toEqual(before);
+    expect(await snapshot(srv.admin, q.keys)).toEqual(before);
   });
 });

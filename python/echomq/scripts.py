@@ -129,21 +129,16 @@ def settle_groups(jobs: Sequence[Tuple[str, ...]]) -> Optional[List[List[int]]]:
     first-seen order (indexes); None when groups would not take fewer arguments than 7 a job
     (5 per group + 3 per job) or more than MAX_SETTLE_GROUPS would be needed. The Node client's
     rule (src/scripts/index.ts settleGroups)."""
-    groups: List[List[int]] = []
-    keys: List[Tuple[str, ...]] = []
-    last = -1  # the group of the previous job: a run of one group costs no search
+    groups: Dict[Tuple[str, ...], List[int]] = {}  # insertion order: first seen first
     for i, j in enumerate(jobs):
         h = tuple(j[3:7])
-        if last < 0 or keys[last] != h:
-            last = keys.index(h) if h in keys else -1
-            if last < 0:
-                if len(groups) == MAX_SETTLE_GROUPS or len(groups) * 5 + 5 >= len(jobs) * 4:
-                    return None
-                groups.append([])
-                keys.append(h)
-                last = len(groups) - 1
-        groups[last].append(i)
-    return groups
+        g = groups.get(h)
+        if g is None:
+            if len(groups) == MAX_SETTLE_GROUPS or len(groups) * 5 + 5 >= len(jobs) * 4:
+                return None
+            g = groups[h] = []
+        g.append(i)
+    return list(groups.values())
 
 
 async def complete_many(run: Runner, jobs: Sequence[Tuple[str, ...]], fetch: int, lease_ms: int,

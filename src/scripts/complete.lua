@@ -94,11 +94,11 @@ local function keepRule(keepCount, keepAge)
   if workerKeep and not keepCount and not keepAge then return workerKeep, workerKeepAge or 0 end
   return keepOf(keepCount, keepAge, KEEP_COMPLETED)
 end
--- The current group (grouped): its settle fields ('' read as absent), jobs left, next argument;
--- what its jobs share is worked out once: the lane, the retention, made + 1, whether the lane
+-- The current group (grouped): jobs left and the next argument; what its jobs share is worked
+-- out once ('' read as absent): the lane, the retention, made + 1, whether the lane
 -- has settings (nil until a job settles), and the lane slots its settled jobs release, deferred
 -- as one count (a lane without settings, lib/lanes.lua releaseActiveLater).
-local gLane, gKeepCount, gKeepAge, gMade
+local gLane
 local gLeft, gAt = 0, 10
 local gKeep, gKeepFor, gMadeNext, gCfg
 local gReleased = 0
@@ -108,14 +108,11 @@ for i = 0, m - 1 do
   if grouped then
     if gLeft == 0 then
       if gReleased > 0 then deferActive(gLane, -gReleased) end
-      gLane, gKeepCount, gKeepAge, gMade = ARGV[gAt], ARGV[gAt + 1], ARGV[gAt + 2], ARGV[gAt + 3]
+      local kc, ka, made = ARGV[gAt + 1], ARGV[gAt + 2], ARGV[gAt + 3]
+      gLane = ARGV[gAt] ~= '' and ARGV[gAt] or DEFAULT_LANE
       gLeft, gAt = tonumber(ARGV[gAt + 4]), gAt + 5
-      if gLane == '' then gLane = DEFAULT_LANE end
-      if gKeepCount == '' then gKeepCount = nil end
-      if gKeepAge == '' then gKeepAge = nil end
-      if gMade == '' then gMade = nil end
-      gKeep, gKeepFor = keepRule(gKeepCount, gKeepAge)
-      gMadeNext = gKeep ~= 0 and intStr(tonumber(gMade or '0') + 1) or nil
+      gKeep, gKeepFor = keepRule(kc ~= '' and kc or nil, ka ~= '' and ka or nil)
+      gMadeNext = gKeep ~= 0 and intStr(tonumber(made ~= '' and made or '0') + 1) or nil
       gCfg, gReleased = nil, 0
     end
     id, token, rv = ARGV[gAt], ARGV[gAt + 1], ARGV[gAt + 2]
@@ -130,9 +127,8 @@ for i = 0, m - 1 do
     -- under one attempt only, and nothing rewrites these fields of an active job).
     local f = redis.call('HMGET', jk, 'att', 'st', 'pid', 'pend', 'dkn')
     att, st, parentId, pending, follower = f[1], f[2], f[3], f[4], f[5] -- not unpack: a C call per job
-    if grouped then
-      lane, keepCount, keepAge, made = gLane, gKeepCount, gKeepAge, gMade
-    else
+    -- (A grouped job takes its group's, worked out above, where it settles.)
+    if not grouped then
       lane, keepCount, keepAge, made = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6]
       if lane == '' then lane = nil end
       if keepCount == '' then keepCount = nil end

@@ -85,21 +85,15 @@ function sameOptions(a: AddJobArgs, b: AddJobArgs): boolean {
  * groups would be needed (each job is compared with each group). docs/protocol.md, complete.
  */
 const MAX_SETTLE_GROUPS = 16;
+const sameHint = (a: SettleHint, b: SettleHint): boolean => a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
 function settleGroups(jobs: ReadonlyArray<{ claimed?: SettleHint }>): number[][] | undefined {
   const groups: number[][] = [];
   let last: SettleHint | undefined;
   let lastGroup: number[] | undefined;
   for (let i = 0; i < jobs.length; i++) {
     const h = jobs[i]!.claimed!;
-    if (last && h[0] === last[0] && h[1] === last[1] && h[2] === last[2] && h[3] === last[3]) {
-      lastGroup!.push(i);
-      continue;
-    }
-    let g: number[] | undefined;
-    for (const o of groups) {
-      const p = jobs[o[0]!]!.claimed!;
-      if (h[0] === p[0] && h[1] === p[1] && h[2] === p[2] && h[3] === p[3]) { g = o; break; }
-    }
+    // A run of one group (the usual batch) costs one comparison a job.
+    let g = last && sameHint(h, last) ? lastGroup : groups.find((o) => sameHint(h, jobs[o[0]!]!.claimed!));
     if (!g) {
       if (groups.length === MAX_SETTLE_GROUPS || groups.length * 5 + 5 >= jobs.length * 4) return undefined;
       g = [];
