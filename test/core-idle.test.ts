@@ -55,7 +55,7 @@ describe('core idle', () => {
 
       // MONITOR shows what clients send (commands run inside scripts come tagged 'lua');
       // INFO commandstats counts both, so it says how much work Redis did for them.
-      const monitor = await admin.duplicate().monitor();
+      const monitor = await admin.monitor();
       const sent: string[] = [];
       monitor.on('monitor', (_time: string, args: string[], source: string) => {
         if (source !== 'lua') sent.push(args[0].toLowerCase());

@@ -17,12 +17,19 @@ export interface PrivateServer {
   queue(name: string): Queue;
   /** Runs close after the file's tests, before the server stops (a worker, say). */
   closeLater(close: () => Promise<unknown>): void;
+  /**
+   * Resolves once every queue made with queue() has connected. MONITOR must start while no
+   * client is mid-handshake: ioredis takes a monitor line that arrives in the same read as
+   * MONITOR's own reply for a reply and fails ("Command queue state error").
+   */
+  settled(): Promise<void>;
 }
 
 export function usePrivateServer(): PrivateServer {
   let server: { url: string; stop: () => Promise<void> } | undefined;
   let admin: Redis | undefined;
   const closers: Array<() => Promise<unknown>> = [];
+  const queues: Queue[] = [];
   beforeAll(async () => {
     server = await startRedisServer();
     admin = new Redis(server!.url);
@@ -38,10 +45,14 @@ export function usePrivateServer(): PrivateServer {
     queue(name: string): Queue {
       const q = new Queue(name, { connection: server!.url });
       closers.push(() => q.close());
+      queues.push(q);
       return q;
     },
     closeLater(close: () => Promise<unknown>): void {
       closers.push(close);
+    },
+    async settled(): Promise<void> {
+      await Promise.all(queues.map((q) => q.waitUntilReady()));
     },
   };
 }

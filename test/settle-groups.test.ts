@@ -22,7 +22,8 @@ const token = (j: ClaimedJob): string => fieldsOf(j).att!;
 
 /** The FCALLs of a named function the server saw while fn ran (MONITOR), as argument lists. */
 async function watchCalls(fn: () => Promise<unknown>, match: RegExp): Promise<string[][]> {
-  const monitor = await srv.admin.duplicate().monitor();
+  await srv.settled();
+  const monitor = await srv.admin.monitor();
   const seen: string[][] = [];
   monitor.on('monitor', (_t: string, args: string[], source: string) => {
     if (source !== 'lua' && args[0]?.toLowerCase() === 'fcall' && match.test(args[1] ?? '')) seen.push(args);
