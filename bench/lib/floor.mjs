@@ -32,7 +32,11 @@ const MAX_EVENT_VALUE = 1024; // largest return value copied into a completed ev
 //   del-per-job   the settle deletes each job with its own DEL (job, logs, deps)
 //   wide-active   the active set holds a permanent member over 64 bytes, so Redis keeps it
 //                 as a skiplist rather than a listpack (O(log n) inserts instead of O(n))
-export const FLOOR_VARIANTS = ['job-fields', 'stamp-member', 'counters', 'hmget8', 'del-per-job', 'wide-active'];
+//   echomq-keys   each call declares as many keys as echomq's script does (add 21, claim 21,
+//                 complete 28; the extra ones unused): the price of the declared key list
+//   once-record   the settle-and-claim writes an applied-once record, as lib/once.lua does:
+//                 a request id argument, and SET <req:id> <JSON of the codes and claimed jobs> PX
+export const FLOOR_VARIANTS = ['job-fields', 'stamp-member', 'counters', 'hmget8', 'del-per-job', 'wide-active', 'echomq-keys', 'once-record'];
 export function floorVariant() {
   const v = (process.env.BENCH_FLOOR_VARIANT ?? '').split(',').map((x) => x.trim()).filter(Boolean);
   for (const x of v) if (!FLOOR_VARIANTS.includes(x)) throw new Error(`unknown floor variant ${x}; known: ${FLOOR_VARIANTS.join(', ')}`);
@@ -171,6 +175,8 @@ local function complete(keys, args)
   local active, events, jobBase, completed, logsBase = keys[3], keys[4], keys[6], keys[7], keys[8]
   local now = nowMs()
   local nowStr = string.format('%d', now)
+  -- once-record: the request id is the last argument.
+  local rid = V['once-record'] and table.remove(args) or nil
   local m = (#args - 2) / 3
   local codes, done, rvs, dels = {}, {}, {}, {}
   for i = 0, m - 1 do
@@ -209,6 +215,11 @@ local function complete(keys, args)
   local head = { got, m }
   for i = 1, m do head[#head + 1] = codes[i] end
   for i = 1, #out do head[#head + 1] = out[i] end
+  if V['once-record'] then
+    local claimed = {}
+    for i = 1, #out, 2 do claimed[#claimed + 1] = out[i]; claimed[#claimed + 1] = '1' end
+    redis.call('SET', keys[9] .. ':req:' .. rid, cjson.encode({ c = #done, j = claimed }), 'PX', '60000')
+  end
   return head
 end
 
@@ -219,12 +230,23 @@ redis.register_function('floor_complete', complete)
 
 function floorKeys(queue) {
   const p = `floor:{${queue}}:`;
-  return {
+  const k = {
     add: [`${p}meta`, `${p}lane:default`, `${p}ring`, `${p}inring`, `${p}events`, `${p}wake`, `${p}job:`],
     claim: [`${p}ring`, `${p}inring`, `${p}active`, `${p}events`, `${p}lane:`, `${p}job:`, `${p}completed`, `${p}logs:`, `${p}meta`],
     complete: [`${p}ring`, `${p}inring`, `${p}active`, `${p}events`, `${p}lane:`, `${p}job:`, `${p}completed`, `${p}logs:`, `${p}meta`],
   };
+  if (floorVariant().includes('echomq-keys')) {
+    // Unused keys of the same slot and of echomq's name lengths, up to echomq's counts.
+    const pad = (list, n) => { while (list.length < n) list.push(`${p}unused${list.length}`); };
+    pad(k.add, 21);
+    pad(k.claim, 21);
+    pad(k.complete, 28);
+  }
+  return k;
 }
+let requests = 0;
+/** once-record: the request id a settle call sends last (as the clients' request ids). */
+const onceArgs = () => (floorVariant().includes('once-record') ? [`r${process.pid}-${++requests}@${Date.now()}`] : []);
 
 /**
  * Single adds coalesced as echomq's Queue.add does: adds made in one tick travel together,
@@ -333,7 +355,7 @@ export const floor = {
           claim: async (n) => jobsOf(await worker.call('FCALL', 'floor_claim', k.claim.length, ...k.claim, n, LEASE_MS), 1),
           async settle(batch, fetch) {
             const r = await worker.call('FCALL', 'floor_complete', k.complete.length, ...k.complete, fetch, LEASE_MS,
-              ...batch.flatMap((j) => [j.id, j.token, 'null']));
+              ...batch.flatMap((j) => [j.id, j.token, 'null']), ...onceArgs());
             const m = Number(r[1]);
             return { codes: r.slice(2, 2 + m).map(Number), jobs: jobsOf(r, 2 + m) };
           },
