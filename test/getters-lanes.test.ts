@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { Queue } from '../src/index.js';
 import { qname, redisUrl } from './helpers.js';
+import { startMonitor } from './monitor.js';
 // @ts-expect-error plain ESM helper without types
 import { startRedisServer } from '../scripts/redis-server.mjs';
 
@@ -71,24 +72,20 @@ describe('getters across lanes', () => {
       await q.addBulk(lanes.slice(i, i + 100).flatMap((lane) => [{ name: `${lane}-0`, data: {}, opts: { lane } }, { name: `${lane}-1`, data: {}, opts: { lane } }]));
     }
     const base = new Redis(own.url);
-    const monitor = await base.monitor();
+    await q.waitUntilReady();
+    const monitor = await startMonitor(base);
     closers.push(async () => {
-      monitor.disconnect();
+      monitor.stop();
       base.disconnect();
     });
-    const laneReads: string[] = [];
-    const laneCounts: string[] = [];
-    monitor.on('monitor', (_t: string, args: string[]) => {
-      if (!args[1]?.startsWith(q.keys.laneBase)) return;
-      if (/^z(rev)?rangebyscore$/i.test(args[0])) laneReads.push(args[1]);
-      if (/^zcount$/i.test(args[0])) laneCounts.push(args[1]);
-    });
     const read = async (...args: Parameters<Queue['getJobs']>) => {
-      laneReads.length = 0;
-      laneCounts.length = 0;
+      monitor.seen.length = 0;
       const names = (await q.getJobs(...args)).map((j) => j.name);
-      await new Promise((r) => setTimeout(r, 50)); // MONITOR lines arrive after the replies
-      return { names, lanesRead: new Set(laneReads).size, lanesCounted: laneCounts.length };
+      await monitor.flush();
+      const ofLanes = monitor.seen.filter(({ args: a }) => a[1]?.startsWith(q.keys.laneBase));
+      const laneReads = ofLanes.filter(({ args: a }) => /^z(rev)?rangebyscore$/i.test(a[0]!)).map(({ args: a }) => a[1]);
+      const lanesCounted = ofLanes.filter(({ args: a }) => /^zcount$/i.test(a[0]!)).length;
+      return { names, lanesRead: new Set(laneReads).size, lanesCounted };
     };
     expect(await read('waiting', 0, 2, true)).toEqual({ names: ['l000-0', 'l000-1', 'l001-0'], lanesRead: 2, lanesCounted: 0 });
     expect(await read('waiting', 0, 2)).toEqual({ names: ['l299-1', 'l299-0', 'l298-1'], lanesRead: 2, lanesCounted: 0 });

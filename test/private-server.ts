@@ -17,11 +17,7 @@ export interface PrivateServer {
   queue(name: string): Queue;
   /** Runs close after the file's tests, before the server stops (a worker, say). */
   closeLater(close: () => Promise<unknown>): void;
-  /**
-   * Resolves once every queue made with queue() has connected. MONITOR must start while no
-   * client is mid-handshake: ioredis takes a monitor line that arrives in the same read as
-   * MONITOR's own reply for a reply and fails ("Command queue state error").
-   */
+  /** Resolves once every queue made with queue() has connected (before MONITOR: test/monitor.ts). */
   settled(): Promise<void>;
 }
 

@@ -7,6 +7,7 @@ import { Worker } from '../src/index.js';
 import { scripts, settleHint, type ClaimedJob } from '../src/scripts/index.js';
 import { bindScript } from '../src/scripts/runner.js';
 import { qname, snapshot, waitFor } from './helpers.js';
+import { startMonitor } from './monitor.js';
 import { ctxOf, usePrivateServer } from './private-server.js';
 
 const srv = usePrivateServer();
@@ -23,18 +24,16 @@ const token = (j: ClaimedJob): string => fieldsOf(j).att!;
 /** The FCALLs of a named function the server saw while fn ran (MONITOR), as argument lists. */
 async function watchCalls(fn: () => Promise<unknown>, match: RegExp): Promise<string[][]> {
   await srv.settled();
-  const monitor = await srv.admin.monitor();
-  const seen: string[][] = [];
-  monitor.on('monitor', (_t: string, args: string[], source: string) => {
-    if (source !== 'lua' && args[0]?.toLowerCase() === 'fcall' && match.test(args[1] ?? '')) seen.push(args);
-  });
+  const monitor = await startMonitor(srv.admin);
   try {
     await fn();
-    await new Promise((r) => setTimeout(r, 50));
+    await monitor.flush();
   } finally {
-    monitor.disconnect();
+    monitor.stop();
   }
-  return seen;
+  return monitor.seen
+    .filter(({ args, source }) => source !== 'lua' && args[0]?.toLowerCase() === 'fcall' && match.test(args[1] ?? ''))
+    .map(({ args }) => args);
 }
 /** ARGV of an FCALL as MONITOR shows it: after the function name, the key count and the keys. */
 const argvOf = (call: string[]): string[] => call.slice(3 + Number(call[2]));
