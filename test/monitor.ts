@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 
 export interface Monitor {
-  /** Every command seen since the last flush: its arguments and its source ('lua' inside scripts). */
+  /** Every command seen since the monitor started (callers may empty it): its arguments and its source ('lua' inside scripts). */
   readonly seen: Array<{ args: string[]; source: string }>;
   /** Resolves once every command sent before the call is in `seen` (it does not clear it). */
   flush(): Promise<void>;

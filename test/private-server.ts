@@ -17,7 +17,10 @@ export interface PrivateServer {
   queue(name: string): Queue;
   /** Runs close after the file's tests, before the server stops (a worker, say). */
   closeLater(close: () => Promise<unknown>): void;
-  /** Resolves once every queue made with queue() has connected (before MONITOR: test/monitor.ts). */
+  /**
+   * Resolves once every queue made with queue() has connected and has no reply pending (a PING
+   * answered after whatever it sent first), so nothing races a MONITOR start (test/monitor.ts).
+   */
   settled(): Promise<void>;
 }
 
@@ -48,7 +51,7 @@ export function usePrivateServer(): PrivateServer {
       closers.push(close);
     },
     async settled(): Promise<void> {
-      await Promise.all(queues.map((q) => q.waitUntilReady()));
+      await Promise.all(queues.map(async (q) => (await q.waitUntilReady()).ping()));
     },
   };
 }
