@@ -2,12 +2,12 @@
 // writes nothing, and a job added to an idle queue starts within a few milliseconds.
 // This file runs its own redis-server so that INFO counters see only this worker.
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
 import { Queue, Worker } from '../src/index.js';
 import { qname, sleep, waitFor } from './helpers.js';
-// @ts-expect-error plain ESM helper without types
-import { startRedisServer } from '../scripts/redis-server.mjs';
+import { startMonitor } from './monitor.js';
+import { usePrivateServer } from './private-server.js';
 
 /** Calls per command from INFO commandstats, minus INFO itself (that is us asking). */
 async function commandCalls(admin: Redis): Promise<Map<string, number>> {
@@ -32,21 +32,12 @@ async function dirty(admin: Redis): Promise<number> {
 }
 
 describe('core idle', () => {
-  let server: { url: string; stop: () => Promise<void> };
-  let admin: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    admin = new Redis(server.url);
-  });
-  afterAll(async () => {
-    admin?.disconnect();
-    await server?.stop();
-  });
+  const srv = usePrivateServer();
 
   it('an idle worker sends at most a few commands in 5 s and writes nothing', async () => {
     const name = qname('idle');
-    const queue = new Queue(name, { connection: server.url });
-    const worker = new Worker(name, async () => {}, { connection: server.url });
+    const queue = new Queue(name, { connection: srv.url });
+    const worker = new Worker(name, async () => {}, { connection: srv.url });
     try {
       // Give it work once so the queue's keys exist, then let it settle into its idle block.
       await queue.add('warm', {});
@@ -55,17 +46,14 @@ describe('core idle', () => {
 
       // MONITOR shows what clients send (commands run inside scripts come tagged 'lua');
       // INFO commandstats counts both, so it says how much work Redis did for them.
-      const monitor = await admin.monitor();
-      const sent: string[] = [];
-      monitor.on('monitor', (_time: string, args: string[], source: string) => {
-        if (source !== 'lua') sent.push(args[0].toLowerCase());
-      });
+      const admin = srv.admin;
+      const monitor = await startMonitor(admin);
       const calls0 = await commandCalls(admin);
       const dirty0 = await dirty(admin);
       await sleep(5000);
       const used = delta(calls0, await commandCalls(admin));
-      const clientCmds = sent.filter((c) => c !== 'info');
-      monitor.disconnect();
+      monitor.stop();
+      const clientCmds = monitor.seen.filter(({ source }) => source !== 'lua').map(({ args }) => args[0]!.toLowerCase()).filter((c) => c !== 'info');
       // One block timeout (drainDelay 5 s) is one BLPOP plus one claim, at most twice at the edges.
       expect(clientCmds.length, `sent ${clientCmds.join(' ')}; ran ${JSON.stringify(used)}`).toBeLessThanOrEqual(4);
       expect(clientCmds.length).toBeGreaterThan(0); // it is alive and blocking, not asleep for good
@@ -81,11 +69,11 @@ describe('core idle', () => {
 
   it('a job added to an idle queue starts within 10 ms (median of 50)', async () => {
     const name = qname('wake');
-    const queue = new Queue(name, { connection: server.url });
+    const queue = new Queue(name, { connection: srv.url });
     const startedAt = new Map<number, number>();
     const worker = new Worker(name, async (job) => {
       startedAt.set(job.data.i, performance.now());
-    }, { connection: server.url });
+    }, { connection: srv.url });
     try {
       await queue.add('warm', { i: -1 });
       await waitFor(() => startedAt.has(-1), 5000);

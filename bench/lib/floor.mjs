@@ -228,14 +228,14 @@ redis.register_function('floor_claim', claim)
 redis.register_function('floor_complete', complete)
 `;
 
-function floorKeys(queue) {
+function floorKeys(queue, variant) {
   const p = `floor:{${queue}}:`;
   const k = {
     add: [`${p}meta`, `${p}lane:default`, `${p}ring`, `${p}inring`, `${p}events`, `${p}wake`, `${p}job:`],
     claim: [`${p}ring`, `${p}inring`, `${p}active`, `${p}events`, `${p}lane:`, `${p}job:`, `${p}completed`, `${p}logs:`, `${p}meta`],
     complete: [`${p}ring`, `${p}inring`, `${p}active`, `${p}events`, `${p}lane:`, `${p}job:`, `${p}completed`, `${p}logs:`, `${p}meta`],
   };
-  if (floorVariant().includes('echomq-keys')) {
+  if (variant.includes('echomq-keys')) {
     // Unused keys of the same slot and of echomq's name lengths, up to echomq's counts.
     const pad = (list, n) => { while (list.length < n) list.push(`${p}unused${list.length}`); };
     pad(k.add, 21);
@@ -245,8 +245,8 @@ function floorKeys(queue) {
   return k;
 }
 let requests = 0;
-/** once-record: the request id a settle call sends last (as the clients' request ids). */
-const onceArgs = () => (floorVariant().includes('once-record') ? [`r${process.pid}-${++requests}@${Date.now()}`] : []);
+/** once-record: makes the request id a settle call sends last (as the clients' request ids); else none. */
+const onceArgsOf = (variant) => (variant.includes('once-record') ? () => [`r${process.pid}-${++requests}@${Date.now()}`] : () => []);
 
 /**
  * Single adds coalesced as echomq's Queue.add does: adds made in one tick travel together,
@@ -331,8 +331,10 @@ export const floor = {
   name: 'floor',
   async open(url, queueName) {
     const client = new Redis(url);
-    await client.function('LOAD', 'REPLACE', floorLibrary(floorVariant()));
-    const k = floorKeys(queueName);
+    const variant = floorVariant();
+    await client.function('LOAD', 'REPLACE', floorLibrary(variant));
+    const k = floorKeys(queueName, variant);
+    const onceArgs = onceArgsOf(variant); // read once, not per settle call
     const send = (jobs) => client.call('FCALL', 'floor_add', k.add.length, ...k.add, jobs.length, '0',
       ...jobs.flatMap((job) => [JOB_NAME, JSON.stringify(job.data)]));
     const add = coalescer(ADD_COALESCE, async (jobs) => {
