@@ -94,7 +94,7 @@ export function jobsTable(jobs: JobRow[], now: number): string {
 /** A readable view of one job. */
 export function jobText(d: Record<string, unknown>, now = Date.now()): string {
   const lines: string[] = [];
-  const put = (k: string, val: unknown) => lines.push(`${k.padEnd(13)}${safe(val)}`);
+  const put = (k: string, val: unknown) => lines.push(`${k.length < 13 ? k.padEnd(13) : `${k} `}${safe(val)}`);
   const time = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : '-');
   put('id', d.id);
   put('name', d.name);
