@@ -86,7 +86,7 @@ export function editDistance(a: string, b: string, max = Infinity): number {
 function isClose(wanted: string, name: string): boolean {
   const w = wanted.toLowerCase();
   const n = name.toLowerCase();
-  if (w.length >= 2 && (n.startsWith(w) || w.startsWith(n))) return true;
+  if (w.length >= 2 && n.length >= 2 && (n.startsWith(w) || w.startsWith(n))) return true;
   const max = Math.max(1, Math.min(3, Math.floor(w.length / 3)));
   return editDistance(w, n, max) <= max;
 }
