@@ -67,4 +67,24 @@ describe('echomq binary', () => {
     expect(usage.code).toBe(1);
     expect(usage.err).toMatch(/missing required argument 'queue'/);
   });
+
+  it('refuses an unknown lane with exit code 1 and takes the BullMQ state names', async () => {
+    const env = { REDIS_URL: redisUrl() };
+    const lanes = new Queue(qname('binlanes'), { connection: redisUrl(), prefix });
+    try {
+      await lanes.add('x', {}, { lane: 'acme' });
+      const typo = await run(['pause', lanes.name, '--lane', 'acm', '--prefix', prefix], env);
+      expect(typo.code).toBe(1);
+      expect(typo.err).toMatch(/^echomq: lane "acm" of queue "[^"]+" has no jobs and no settings; did you mean "acme"\? \(use --force/);
+      expect(typo.err.trim().split('\n')).toHaveLength(1);
+      expect((await run(['pause', lanes.name, '--lane', 'acm', '--force', '--prefix', prefix], env)).code).toBe(0);
+      const wait = await run(['jobs', lanes.name, '--state', 'wait', '--json', '--prefix', prefix], env);
+      expect(wait.code).toBe(0);
+      expect(JSON.parse(wait.out).jobs).toEqual([expect.objectContaining({ lane: 'acme', state: 'waiting' })]);
+      const schedulers = await run(['schedulers', lanes.name, '--prefix', prefix], env);
+      expect(schedulers).toMatchObject({ code: 0, out: 'no job schedulers\n', err: '' });
+    } finally {
+      await lanes.close();
+    }
+  });
 });

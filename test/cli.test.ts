@@ -107,7 +107,7 @@ describe('echomq CLI', () => {
     const r = await cli(['status', main.name]);
     expect(r.code).toBe(0);
     expect(r.out).toContain(`queue ${main.name}  running`);
-    expect(r.out).toMatch(/WAITING\s+PRIORITIZED\s+PAUSED\s+ACTIVE\s+DELAYED\s+COMPLETED\s+FAILED\n\s+1\s+1\s+0\s+0\s+1\s+3\s+2/);
+    expect(r.out).toMatch(/WAITING\s+PRIORITIZED\s+ACTIVE\s+DELAYED\s+COMPLETED\s+FAILED\n\s+1\s+1\s+0\s+1\s+3\s+2/);
     expect(r.out).toMatch(/LANE\s+DEPTH\s+ACTIVE\s+WEIGHT\s+LIMIT\s+PAUSED\s+RATE/);
     expect(r.out).toMatch(/acme\s+1\s+0\s+3\s+-\s+no\s+-/);
     expect(r.out).toMatch(/globex\s+1\s+0\s+1\s+2\s+no\s+10\/1\.0s/);

@@ -4,7 +4,10 @@
  * cell goes through `safe()` before it reaches a terminal.
  */
 import type { LaneInfo } from '../ops/inspect.js';
-import type { JobRow, QueueStatus, QueueSummary } from '../operator/operations.js';
+import type { JobRow } from '../operator/operations.js';
+import type { QueueStateStatus, QueueStateSummary } from '../operator/states.js';
+import type { JobSchedulerJson } from '../lifecycle/schedulers.js';
+import type { WorkerRow } from '../operator/schedulers.js';
 
 /** Control characters shown as \uXXXX so a name cannot move the cursor or recolour the terminal. */
 export function safe(s: unknown): string {
@@ -36,7 +39,8 @@ export function duration(ms: number): string {
   return `${(ms / 86_400_000).toFixed(1)}d`;
 }
 
-const COUNT_COLUMNS = ['waiting', 'prioritized', 'paused', 'active', 'delayed', 'completed', 'failed'];
+/** BullMQ 6's states: a paused queue's jobs count as waiting and the queue is shown paused. */
+const COUNT_COLUMNS = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed'];
 
 /** The usual states, plus any other state (waiting-children…) that is not zero somewhere. */
 function countColumns(counts: Array<Record<string, number>>): string[] {
@@ -45,7 +49,7 @@ function countColumns(counts: Array<Record<string, number>>): string[] {
   return [...COUNT_COLUMNS, ...extra];
 }
 
-export function queuesTable(queues: QueueSummary[]): string {
+export function queuesTable(queues: QueueStateSummary[]): string {
   if (queues.length === 0) return 'no queues found\n';
   const cols = countColumns(queues.map((q) => q.counts));
   return table(
@@ -64,7 +68,7 @@ export function lanesTable(lanes: LaneInfo[]): string {
   );
 }
 
-export function statusText(s: QueueStatus, maxLanes = 20): string {
+export function statusText(s: QueueStateStatus, maxLanes = 20): string {
   const head = `queue ${safe(s.name)}  ${s.paused ? 'PAUSED' : 'running'}` +
     (s.globalConcurrency === null ? '' : `  global concurrency ${s.globalConcurrency}`) + '\n\n';
   const cols = countColumns([s.counts]);
@@ -81,14 +85,16 @@ export function jobsTable(jobs: JobRow[], now: number): string {
   if (jobs.length === 0) return 'no jobs\n';
   return table(
     ['ID', 'NAME', 'LANE', 'STATE', 'PRIO', 'ATTEMPTS', 'AGE', 'REASON'],
-    jobs.map((j) => [j.id, j.name, j.lane, j.state, j.priority, j.attemptsMade, duration(now - j.timestamp), j.failedReason ?? '']),
+    // A reason on a job that is not failed is an earlier attempt's, and says so.
+    jobs.map((j) => [j.id, j.name, j.lane, j.state, j.priority, j.attemptsMade, duration(now - j.timestamp),
+      j.failedReason ? (j.state === 'failed' ? j.failedReason : `earlier attempt: ${j.failedReason}`) : '']),
   );
 }
 
 /** A readable view of one job. */
-export function jobText(d: Record<string, unknown>): string {
+export function jobText(d: Record<string, unknown>, now = Date.now()): string {
   const lines: string[] = [];
-  const put = (k: string, val: unknown) => lines.push(`${k.padEnd(13)}${safe(val)}`);
+  const put = (k: string, val: unknown) => lines.push(`${k.length < 13 ? k.padEnd(13) : `${k} `}${safe(val)}`);
   const time = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : '-');
   put('id', d.id);
   put('name', d.name);
@@ -99,6 +105,7 @@ export function jobText(d: Record<string, unknown>): string {
   put('created', time(d.timestamp));
   put('processed', time(d.processedOn));
   put('finished', time(d.finishedOn));
+  if (typeof d.due === 'number') put('due', `${time(d.due)} (${d.due >= now ? `in ${duration(d.due - now)}` : `${duration(now - d.due)} ago`})`);
   put('progress', JSON.stringify(d.progress));
   lines.push('data');
   lines.push(indent(safeBlock(JSON.stringify(d.data, null, 2) ?? 'undefined')));
@@ -107,10 +114,12 @@ export function jobText(d: Record<string, unknown>): string {
     lines.push('returnvalue');
     lines.push(indent(safeBlock(JSON.stringify(d.returnvalue, null, 2))));
   }
-  if (d.failedReason) put('error', d.failedReason);
+  // After a retry the stored error is an earlier attempt's, not why the job is where it is now.
+  const earlier = d.errorIsEarlier === true;
+  if (d.failedReason) put(earlier ? 'earlier error' : 'error', earlier ? `${d.failedReason} (an earlier attempt's; the job is ${d.state} now)` : d.failedReason);
   const stack = d.stacktrace as string[] | undefined;
   if (stack && stack.length > 0) {
-    lines.push('stacktrace');
+    lines.push(earlier ? "stacktrace (earlier attempts')" : 'stacktrace');
     for (const s of stack) lines.push(indent(safeBlock(s)));
   }
   const logs = d.logs as string[];
@@ -128,4 +137,45 @@ export function progressBar(done: number, total: number, width = 30): string {
   const frac = total === 0 ? 1 : Math.min(1, done / total);
   const filled = Math.round(frac * width);
   return `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`;
+}
+
+export function schedulersTable(list: JobSchedulerJson[], now: number): string {
+  if (list.length === 0) return 'no job schedulers\n';
+  return table(
+    ['ID', 'NAME', 'REPEAT', 'NEXT', 'JOBS MADE'],
+    list.map((s) => [s.key, s.name, repeatText(s), `${new Date(s.next).toISOString()} (${next(s.next, now)})`, s.iterationCount]),
+  );
+}
+
+const next = (at: number, now: number) => (at >= now ? `in ${duration(at - now)}` : `${duration(now - at)} ago`);
+
+function repeatText(s: JobSchedulerJson): string {
+  if (s.pattern !== undefined) return `cron ${s.pattern}${s.tz ? ` ${s.tz}` : ''}`;
+  if (s.every !== undefined) return `every ${duration(s.every)}`;
+  return '-';
+}
+
+/** A readable view of one job scheduler. */
+export function schedulerText(s: JobSchedulerJson, now = Date.now()): string {
+  const lines: string[] = [];
+  const put = (k: string, val: unknown) => lines.push(`${k.padEnd(13)}${safe(val)}`);
+  const time = (ms: number | undefined) => (typeof ms === 'number' ? new Date(ms).toISOString() : '-');
+  put('id', s.key);
+  put('name', s.name);
+  put('repeat', repeatText(s));
+  if (s.every !== undefined) put('offset', s.offset ?? 0);
+  put('next', `${time(s.next)} (${next(s.next, now)})`);
+  put('jobs made', s.limit === undefined ? s.iterationCount : `${s.iterationCount} of ${s.limit}`);
+  put('start', time(s.startDate));
+  put('end', time(s.endDate));
+  if (s.template) {
+    lines.push('template');
+    lines.push(indent(safeBlock(JSON.stringify(s.template, null, 2))));
+  }
+  return lines.join('\n') + '\n';
+}
+
+export function workersTable(workers: WorkerRow[]): string {
+  if (workers.length === 0) return 'no workers connected\n';
+  return table(['NAME', 'ADDRESS', 'AGE', 'IDLE'], workers.map((w) => [w.name ?? '-', w.addr, duration(w.age * 1000), duration(w.idle * 1000)]));
 }

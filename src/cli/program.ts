@@ -7,11 +7,15 @@
  * 2 an unexpected error (with its stack: a bug to report).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { JOB_STATES } from '../ops/inspect.js';
 import { LAYOUT_VERSION } from '../core/layout.js';
 import { connect, disconnect, userMessage, UserError, type Target } from '../operator/target.js';
 import * as ops from '../operator/operations.js';
-import { jobText, jobsTable, lanesTable, progressBar, queuesTable, statusText } from './format.js';
+import * as states from '../operator/states.js';
+import { requireKnownLane, topLanes, type LaneSortKey } from '../operator/lanes.js';
+import * as sched from '../operator/schedulers.js';
+import {
+  jobText, jobsTable, lanesTable, progressBar, queuesTable, schedulerText, schedulersTable, statusText, workersTable,
+} from './format.js';
 
 export interface CliIO {
   out(s: string): void;
@@ -39,8 +43,6 @@ function num(s: string): number {
   const t = s.trim();
   return (t !== '' && Number.isFinite(Number(t)) ? Number(t) : s) as number;
 }
-
-const CLEAN_STATES = ['completed', 'failed', 'delayed', 'wait', 'waiting', 'prioritized'];
 
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
   const program = build(io);
@@ -92,25 +94,33 @@ function build(io: CliIO): Command {
     .action(
       action(async (t, [name]) => {
         if (name === undefined) {
-          const { queues, truncated } = await ops.overview(t);
+          const { queues, truncated } = await states.queuesOverview(t);
           return { data: { queues, truncated }, text: queuesTable(queues) + (truncated ? '… more queues not shown\n' : '') };
         }
-        const s = await ops.queueStatus(await ops.openQueue(t, name));
+        const s = await states.queueStateStatus(await ops.openQueue(t, name));
         return { data: s, text: statusText(s) };
       }),
     );
 
   program
     .command('lanes <queue>')
-    .description('every lane: depth, active, weight, limit, paused, rate')
+    .description('every lane: depth, active, weight, limit, paused, rate (with --sort depth: the deepest lanes of the whole queue)')
     .addOption(new Option('--sort <column>', 'order').choices(['name', 'depth', 'active', 'weight']).default('name'))
     .addOption(new Option('--limit <n>', 'most lanes to show').default('1000'))
     .addOption(json())
     .action(
       action(async (t, [name], o) => {
-        const { lanes, truncated } = await ops.allLanes(await ops.openQueue(t, name), num(String(o.limit)));
-        const key = o.sort as 'name' | 'depth' | 'active' | 'weight';
-        if (key !== 'name') lanes.sort((a, b) => b[key] - a[key] || (a.name < b.name ? -1 : 1));
+        const q = await ops.openQueue(t, name);
+        const key = o.sort as 'name' | LaneSortKey;
+        let lanes;
+        let truncated;
+        if (key === 'name') ({ lanes, truncated } = await ops.allLanes(q, num(String(o.limit))));
+        else {
+          // Every lane is ranked (read in bounded pages), not only the first --limit by name.
+          const r = await topLanes(q, key, num(String(o.limit)));
+          lanes = r.lanes;
+          truncated = r.scanned > lanes.length;
+        }
         return { data: { lanes, truncated }, text: lanesTable(lanes) + (truncated ? '… more lanes (raise --limit)\n' : '') };
       }),
     );
@@ -118,7 +128,7 @@ function build(io: CliIO): Command {
   program
     .command('jobs <queue>')
     .description('list jobs by state and lane')
-    .addOption(new Option('--state <state>', 'job state (default: all states)').choices([...JOB_STATES]))
+    .addOption(new Option('--state <state>', 'job state (default: all states; wait = waiting)').choices([...states.LIST_STATE_ARGS]))
     .option('--lane <lane>', 'only jobs of this lane')
     .option('--limit <n>', 'most jobs to list', '50')
     .option('--offset <n>', 'skip this many (needs --state)', '0')
@@ -126,10 +136,13 @@ function build(io: CliIO): Command {
     .action(
       action(async (t, [name], o) => {
         const q = await ops.openQueue(t, name);
-        const r = await ops.findJobs(q, {
+        const r = await states.listJobs(q, {
           state: o.state as string | undefined, lane: o.lane as string | undefined, limit: num(String(o.limit)), offset: num(String(o.offset)),
         });
-        return { data: r, text: jobsTable(r.jobs, Date.now()) + (r.more ? '… more jobs (use --limit / --offset)\n' : '') };
+        // --offset pages one state's list; across all states only --limit can show more.
+        const hint = o.state === undefined ? 'raise --limit, or page one state with --state and --offset' : 'use --limit / --offset';
+        const text = r.note !== undefined ? `no jobs (${r.note})\n` : jobsTable(r.jobs, Date.now()) + (r.more ? `… more jobs (${hint})\n` : '');
+        return { data: r, text };
       }),
     );
 
@@ -139,7 +152,7 @@ function build(io: CliIO): Command {
     .addOption(json())
     .action(
       action(async (t, [name, id]) => {
-        const d = await ops.jobDetail(await ops.openQueue(t, name), id);
+        const d = await states.jobView(await ops.openQueue(t, name), id);
         return { data: d, text: jobText(d) };
       }),
     );
@@ -183,11 +196,15 @@ function build(io: CliIO): Command {
       .command(`${verb} <queue>`)
       .description(paused ? 'stop all workers from taking jobs of the queue (or of one lane)' : 'let workers take jobs again')
       .option('--lane <lane>', `${verb} only this lane`)
+      .option('--force', `${verb} a lane that has no jobs and no settings (yet)`)
       .addOption(json())
       .action(
         action(async (t, [name], o) => {
           const lane = o.lane as string | undefined;
-          await ops.setPaused(await ops.openQueue(t, name), paused, lane);
+          const q = await ops.openQueue(t, name);
+          // The library takes any lane name (a lane may be paused before its first job); a typo should not pass silently.
+          if (lane !== undefined && !o.force) await requireKnownLane(q, lane);
+          await ops.setPaused(q, paused, lane);
           const what = lane === undefined ? `queue ${name}` : `lane ${lane} of queue ${name}`;
           return { data: { queue: name, lane: lane ?? null, paused }, text: `${paused ? 'paused' : 'resumed'} ${what}\n` };
         }),
@@ -234,13 +251,60 @@ function build(io: CliIO): Command {
     .command('clean <queue>')
     .description('remove jobs of a state older than the grace period')
     .requiredOption('--grace <ms>', 'only jobs older than this many ms')
-    .addOption(new Option('--state <state>', 'which jobs').choices(CLEAN_STATES).default('completed'))
+    .addOption(new Option('--state <state>', 'which jobs (wait = waiting)').choices([...states.CLEAN_STATE_ARGS]).default('completed'))
     .option('--limit <n>', 'most jobs to remove (0 = all)', '0')
     .addOption(json())
     .action(
       action(async (t, [name], o) => {
-        const ids = await ops.clean(await ops.openQueue(t, name), num(String(o.grace)), String(o.state), num(String(o.limit)));
-        return { data: { removed: ids.length, ids }, text: `removed ${ids.length} ${o.state} jobs\n` };
+        const { ids, note } = await states.cleanJobs(await ops.openQueue(t, name), num(String(o.grace)), String(o.state), num(String(o.limit)));
+        return { data: { removed: ids.length, ids }, text: `removed ${ids.length} ${o.state} jobs${note ? ` (${note})` : ''}\n` };
+      }),
+    );
+
+  program
+    .command('schedulers <queue>')
+    .description('job schedulers of a queue, soonest next job first')
+    .option('--limit <n>', 'most schedulers to list', '50')
+    .option('--offset <n>', 'skip this many', '0')
+    .addOption(json())
+    .action(
+      action(async (t, [name], o) => {
+        const r = await sched.listSchedulers(await ops.openQueue(t, name), { limit: num(String(o.limit)), offset: num(String(o.offset)) });
+        return { data: r, text: schedulersTable(r.schedulers, Date.now()) + (r.more ? `… ${r.total} schedulers in all (use --limit / --offset)\n` : '') };
+      }),
+    );
+
+  program
+    .command('scheduler <queue> <id>')
+    .description('one job scheduler: repeat, next job, jobs made, template')
+    .addOption(json())
+    .action(
+      action(async (t, [name, id]) => {
+        const s = await sched.showScheduler(await ops.openQueue(t, name), id);
+        return { data: s, text: schedulerText(s) };
+      }),
+    );
+
+  program
+    .command('remove-scheduler <queue> <id>')
+    .alias('scheduler-remove')
+    .description('delete a job scheduler and its waiting next job (jobs already made stay)')
+    .addOption(json())
+    .action(
+      action(async (t, [name, id]) => {
+        await sched.removeScheduler(await ops.openQueue(t, name), id);
+        return { data: { queue: name, removed: id }, text: `removed job scheduler ${id}\n` };
+      }),
+    );
+
+  program
+    .command('workers <queue>')
+    .description('workers connected to a queue: name, address, age')
+    .addOption(json())
+    .action(
+      action(async (t, [name]) => {
+        const workers = await sched.listWorkers(await ops.openQueue(t, name));
+        return { data: { workers }, text: workersTable(workers) };
       }),
     );
 
