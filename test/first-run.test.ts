@@ -47,16 +47,16 @@ describe('a failing processor in a stack trace', () => {
   const connection = { url: redisUrl() };
   const name = qname('stack');
   const queue = new Queue(name, { connection });
-  const workers: Worker[] = [];
+  const closers: Array<() => Promise<void>> = [];
   afterAll(async () => {
-    await Promise.all(workers.map((w) => w.close()));
+    await Promise.all(closers.map((close) => close()));
     await queue.obliterate({ force: true });
     await queue.close();
   });
 
   /** The stack frame of the processor that threw, from the worker's `failed` event. */
-  async function frameOf(w: Worker): Promise<string> {
-    workers.push(w);
+  async function frameOf<R>(w: Worker<unknown, R>): Promise<string> {
+    closers.push(() => w.close());
     const failed = new Promise<Error>((res) => w.on('failed', (_job, err) => res(err)));
     await queue.add('x', {});
     const err = await failed;
@@ -66,7 +66,7 @@ describe('a failing processor in a stack trace', () => {
 
   it('an inline arrow function is `processor`, not named after the code around it', async () => {
     // V8 names this arrow after the `{ connection }` beside it: `Worker.connection.connection`.
-    const w = new Worker(name, async () => { throw new Error('boom'); }, { connection });
+    const w = new Worker(name, async (): Promise<void> => { throw new Error('boom'); }, { connection });
     expect(await frameOf(w)).toMatch(/^at Worker\.processor \(/);
   });
 
