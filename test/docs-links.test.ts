@@ -4,8 +4,8 @@
  * that exists. No Redis needed.
  */
 import { describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -128,5 +128,57 @@ describe('docs stand on their own', () => {
     expect(brokenLinks('README.md', '[a](docs/a.md#the-claim-one-call) [b](docs/a.md#keys-1) [c](#x)', (p) => read(p) ?? (p === 'README.md' ? '# X\n' : undefined))).toEqual([]);
     expect(brokenLinks('README.md', '[a](docs/nope.md)', read)).toHaveLength(1);
     expect(brokenLinks('README.md', '[a](docs/a.md#gone)', read)).toHaveLength(1);
+  });
+});
+
+describe('the docs read as a product, not a work log', () => {
+  const root2 = root;
+  const pages = ['README.md', 'python/README.md', 'bench/README.md', 'bench/python/README.md', ...readdirSync(join(root2, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const LOG: Array<[RegExp, string]> = [
+    [/\b(Set [A-Z]|Round \d+)\b/, 'a measurement set or round'],
+    [/\b(this|previous|the last|fifth|fourth|third|second|first) session\b/i, 'a working session'],
+    [/\byesterday\b|\bthis host\b|\bthe day before\b/i, 'a day or host of the work'],
+    [/\bthe performance issue\b|\(issue \d+\)|\bissue \d+'s\b/i, 'an issue of the tracker'],
+  ];
+
+  it('no page speaks of sessions, rounds, sets or issues', () => {
+    const found: string[] = [];
+    for (const p of pages) {
+      readFileSync(join(root2, p), 'utf8').split('\n').forEach((line, i) => {
+        for (const [re, what] of LOG) if (re.test(line)) found.push(`${p}:${i + 1} names ${what}: ${line.trim().slice(0, 120)}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('docs/performance.md is a page a user reads: short, every commit it cites exists, every command it gives names a real suite or script', () => {
+    const perf = readFileSync(join(root2, 'docs/performance.md'), 'utf8');
+    expect(perf.split('\n').length).toBeLessThanOrEqual(320);
+    for (const heading of ['## What a job costs', '## Against BullMQ and bee-queue', '## What bounds each row', '## How throughput grows', '## Reproducing']) {
+      expect(perf).toContain(heading);
+    }
+    const commits = [...new Set([...perf.matchAll(/`([0-9a-f]{7,40})`/g)].map((m) => m[1]))];
+    expect(commits.length).toBeGreaterThan(0);
+    const shallow = existsSync(join(root2, '.git', 'shallow'));
+    if (!shallow) {
+      for (const c of commits) {
+        const r = spawnSync('git', ['cat-file', '-e', `${c}^{commit}`], { cwd: root2 });
+        expect(r.status, `commit ${c} cited by docs/performance.md`).toBe(0);
+      }
+    }
+    const table = /const SUITES = \{([^}]*)\}/.exec(readFileSync(join(root2, 'bench/run.mjs'), 'utf8'))![1];
+    const suites = [...table.matchAll(/'?([\w-]+)'?\s*:/g)].map((m) => m[1]);
+    expect(suites).toContain('core');
+    for (const m of perf.matchAll(/--suite ([\w,-]+)/g)) for (const s of m[1].split(',')) expect(suites, `suite ${s}`).toContain(s);
+    for (const m of perf.matchAll(/\b(bench\/[\w/.-]+\.(?:mjs|py))/g)) expect(existsSync(join(root2, m[1])), m[1]).toBe(true);
+  });
+
+  it("the README's performance section is the current table and a link", () => {
+    const readme = readFileSync(join(root2, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n## Performance\n');
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    expect(section).toMatch(/\| process, concurrency 50 \|/);
+    expect(section).toContain('(docs/performance.md)');
+    expect(section.split('\n').length).toBeLessThanOrEqual(25);
   });
 });
