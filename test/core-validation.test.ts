@@ -122,7 +122,7 @@ function expectValidation(e: unknown, c: Pick<Case, 'field' | 'expected' | 'got'
   expect(v.field).toBe(c.field);
   expect(v.got).toBe(c.got);
   expect(v.expected).toContain(c.expected);
-  // Where BullMQ throws too, its text comes first (DESIGN §11), then echomq's detail.
+  // Where BullMQ throws too, its text comes first, then echomq's detail.
   expect(v.message.endsWith(`${c.field} must be ${v.expected}, got ${c.got}`), v.message).toBe(true);
 }
 

@@ -362,7 +362,7 @@ describe('a failing grandchild', () => {
       await waitFor(async () => (await state(A, tree.job.id)) === 'failed', 10000, 'root failed');
       expect(await state(M, mid.id)).toBe('failed');
       const m = (await M.getJob(mid.id))!;
-      // BullMQ's deferred-failure reason, with the child's logical name (DESIGN §11).
+      // BullMQ's deferred-failure reason, with the child's logical name.
       expect(m.failedReason).toBe(`child ${lname(M.keys, bad.id)} failed`);
       expect((await M.getJob(bad.id))!.attemptsMade).toBe(2);
       expect((await m.getDependencies()).failed).toEqual([lname(M.keys, bad.id)]);

@@ -1,5 +1,5 @@
 /**
- * A reference model of one standalone claim's ring turns (DESIGN §2.3, docs/internals.md#ring),
+ * A reference model of one standalone claim's ring turns (docs/internals.md#the-claim),
  * written the plain way, one rotation per turn: continue the current turn (meta tl/tk) while
  * its lane is in the ring, else rotate the ring head to the tail and serve that lane
  * K = min(weight, depth, limit headroom, rate headroom) jobs; a lane that stops being

@@ -1,5 +1,5 @@
 /**
- * Acceptance tests of fair lanes (DESIGN §2.3): rotation, a burst that must not starve quiet
+ * Acceptance tests of fair lanes (the ordering law in the README): rotation, a burst that must not starve quiet
  * lanes, weights, per-lane concurrency limits and priority order inside a lane while lanes
  * interleave. Real workers on a real Redis; order is recorded by the processors themselves.
  */

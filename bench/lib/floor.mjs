@@ -49,7 +49,7 @@ const WIDE = '-'.repeat(72);
 export const floorLibrary = (variant = []) => `#!lua name=bench_floor
 local V = {${variant.map((x) => `['${x}'] = true`).join(', ')}}
 -- Server clock in ms, as an integer string: leases and timestamps use Redis' clock, not the
--- clients' (DESIGN §5), and strings avoid %.14g formatting in every redis.call.
+-- clients' (docs/internals.md#leases-tokens-and-recovery), and strings avoid %.14g formatting in every redis.call.
 local function nowMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

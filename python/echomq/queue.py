@@ -87,7 +87,7 @@ class QueueBase(EventEmitter):
         return f"{self.prefix}:{self.name}"
 
     def toKey(self, type: str) -> str:
-        """BullMQ's logical name `<prefix>:<queue>:<type>` (not a physical key: DESIGN §11)."""
+        """BullMQ's logical name `<prefix>:<queue>:<type>` (not a physical key: docs/internals.md#keys)."""
         return f"{self.prefix}:{self.name}:{type}"
 
     async def waitUntilReady(self) -> Any:

@@ -74,7 +74,8 @@ class QueueEvents(EventEmitter):
         self.prefix = DEFAULT_PREFIX if o.get("prefix") is None else v.prefix(o["prefix"])
         self.keys = QueueKeys(self.name, self.prefix)
         given, self._owned = open_client(o.get("connection"))
-        # A blocking read needs a connection without redis-py's socket timeout (DESIGN §12).
+        # A blocking read needs a connection without redis-py's socket timeout: a 5 s
+        # block on a 5 s socket timeout would fail the read.
         self.client = blocking_client(o.get("connection"), given)
         if self.client is not given:
             # Raw XREAD entries: redis-py's parser makes a dict of each entry, which keeps one

@@ -29,10 +29,15 @@ def describe(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, (list, tuple)):
-        return f"a {type(value).__name__} of {len(value)}"
+        return f"{_article(type(value).__name__)} of {len(value)}"
     if callable(value):
         return "a function"
-    return f"a {type(value).__name__}"
+    return _article(type(value).__name__)
+
+
+def _article(noun: str) -> str:
+    """The article by the noun's first letter: "an object", "a dict"."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def fail(field: str, expected: str, value: Any, lead: Optional[str] = None, as_type: bool = False) -> NoReturn:

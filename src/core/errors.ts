@@ -370,8 +370,8 @@ function refusalText(r: Refusal, bull: string, detail: string): string {
 
 /**
  * The one table from a script's status code to the typed error of the refused call. Messages
- * begin with BullMQ's text for the same refusal when the caller names BullMQ's command (DESIGN
- * §11). add's per-job codes (-5, -7, -11) and addFlow's -12 carry the add's parent and lane, so
+ * begin with BullMQ's text for the same refusal when the caller names BullMQ's command
+ * (docs/migrating-from-bullmq.md). add's per-job codes (-5, -7, -11) and addFlow's -12 carry the add's parent and lane, so
  * the add and flow bindings build those errors (src/lifecycle/cross-parents.ts, queue.ts,
  * flow-producer.ts); this table covers the codes of every other reply.
  */

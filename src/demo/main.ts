@@ -100,7 +100,7 @@ export async function runDemo(connection = process.env.REDIS_URL ?? 'redis://127
   console.log(`echomq demo on ${connection}`);
   const ok = await priorities(connection);
   await lanes(connection);
-  console.log('\nDone. Next: `npm test`, or read README.md and docs/internals.md.');
+  console.log('\nDone. Next: your own first queue, in Node or Python, in docs/first-queue.md.');
   if (!ok) process.exitCode = 1;
 }
 

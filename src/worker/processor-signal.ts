@@ -17,3 +17,17 @@ export function processorSeesSignal(fn: (...args: never[]) => unknown): boolean 
   if (/^\s*=>/.test(src.slice(close + 1))) return false;
   return /\barguments\b/.test(src);
 }
+
+/**
+ * Names an anonymous processor `processor`. V8 otherwise names an inline arrow function after
+ * nearby code in the caller (`new Worker(q, async (job) => …, { connection })` shows up in stack
+ * traces as `Worker.connection.connection [as processor]`). A function with a name keeps it.
+ */
+export function nameProcessor(fn: (...args: never[]) => unknown): void {
+  if (fn.name !== '') return;
+  try {
+    Object.defineProperty(fn, 'name', { value: 'processor', configurable: true });
+  } catch {
+    // A frozen function keeps V8's inferred name.
+  }
+}

@@ -28,7 +28,7 @@ import { extendJobLocks, startedTooOften, type MoveContext, type WorkerHooks } f
 import { HeldJobs } from './worker-manual.js';
 import { Settler, toError } from './worker-settle.js';
 import { ClaimLoop } from './worker-claims.js';
-import { processorSeesSignal } from './processor-signal.js';
+import { nameProcessor, processorSeesSignal } from './processor-signal.js';
 
 export type { WorkerOptions } from './worker-options.js';
 
@@ -97,6 +97,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       v.fail('processor', 'a function (job, token, signal) => result, a processor file path or file: URL, or null for manual processing', processor);
     }
     v.plainObject('opts', opts);
+    if (typeof processor === 'function') nameProcessor(processor);
     if (opts.shards !== undefined && v.integerIn('shards', opts.shards, 1, 1024) > 1) {
       if (!shardedWorkerFactory.create) throw new Error('sharded workers need src/cluster/sharded-worker.ts loaded (import Worker from echomq)');
       return shardedWorkerFactory.create(name, processor as Processor, opts) as unknown as Worker<D, R, N>;

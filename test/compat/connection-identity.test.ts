@@ -1,7 +1,7 @@
 /**
  * What stands in for a queue and what names a queue may have: a BullMQ MinimalQueue-shaped
  * object (no connection) given to Job.fromJSON / new Job, and `:` in queue names and custom job
- * ids (BullMQ refuses it; echomq accepts any character on purpose, DESIGN §11).
+ * ids (BullMQ refuses it; echomq accepts any character on purpose).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeConnections, libs, sideBySide } from './harness.js';

@@ -12,7 +12,7 @@ afterAll(closeConnections);
 
 /**
  * Deletes a job's hash behind the library's back. BullMQ's hash is its logical key
- * (`queue.toKey(id)`); echomq's physical key is `<prefix>:{<queue>}:job:<id>` (DESIGN §3), so
+ * (`queue.toKey(id)`); echomq's physical key is `<prefix>:{<queue>}:job:<id>` (docs/internals.md#keys), so
  * the same loss is simulated on each side's own key.
  */
 function loseJobHash(side: LibName, q: { name: string; toKey(t: string): string }, conn: Redis, id: string) {

@@ -44,7 +44,7 @@ export async function dumpQueue(c: Redis, name: string): Promise<Record<string, 
   return out;
 }
 
-/** Expects every echomq message to begin with BullMQ's message for the same call (DESIGN §11). */
+/** Expects every echomq message to begin with BullMQ's message for the same call. */
 export function startsWithEach(echomq: Record<string, string>, bullmq: Record<string, string>): Record<string, boolean> {
   const out: Record<string, boolean> = {};
   for (const k of Object.keys(bullmq)) out[k] = echomq[k]?.startsWith(bullmq[k]) ?? false;

@@ -265,7 +265,7 @@ describe('obliterate', () => {
     expect(r.bullmq.err).toBe('Cannot obliterate queue with active jobs');
     expect(r.echomq.err!.startsWith('Cannot obliterate queue with active jobs')).toBe(true);
     // BullMQ pauses before it checks and stays paused; echomq checks first: a refused call
-    // changes nothing (DESIGN §7).
+    // changes nothing (a rejected call leaves Redis unchanged).
     expect(r.bullmq).toMatchObject({ pausedAfter: true, paused: ['paused'] });
     expect(r.echomq).toMatchObject({ pausedAfter: false, paused: [] });
   });

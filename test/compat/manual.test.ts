@@ -276,7 +276,7 @@ describe('manual processing (BullMQ: Worker without a processor)', () => {
     expect(r.bullmq.reclaimed).toBe(true);
     // BullMQ's lock is the token alone, so the old attempt's settle completes the new one.
     expect(r.bullmq.late.startsWith('ok')).toBe(true);
-    // echomq's attempt counter is the fence beside the token (DESIGN §11): refused.
+    // echomq's attempt counter is the fence beside the token: refused.
     expect(r.echomq.late).toMatch(/^err Missing lock for job/);
   });
 

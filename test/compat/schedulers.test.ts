@@ -1,7 +1,7 @@
 // Job schedulers side by side with BullMQ 6.7: upsertJobScheduler's options (every, offset,
 // immediately, tz, limit, count, startDate, endDate, pattern), a custom repeatStrategy, the
 // JobSchedulerJson shape of getJobScheduler(s) and BullMQ's error texts. echomq computes slots
-// on the Redis server clock (DESIGN §11); on one machine both clocks agree.
+// on the Redis server clock; on one machine both clocks agree.
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeConnections, sideBySide } from './harness.js';
 
