@@ -66,8 +66,11 @@ describe('a call that was never sent', () => {
     const q = quiet(new Queue(name, { connection: { host: '127.0.0.1', port, connectWaitMs: 300 } }));
     closers.push(() => q.close());
     const t0 = Date.now();
+    // A MULTI leaves the offline queue whole: none of its commands is sent later either.
+    const multi = outcome(q.client.multi().set(`${name}:k`, '1').incr(`${name}:n`).exec());
     const err = (await outcome(q.add('never-sent', {}))) as RedisUnreachableError;
     const waited = Date.now() - t0;
+    expect(await multi).toBeInstanceOf(RedisUnreachableError);
     expect(err).toBeInstanceOf(RedisUnreachableError);
     expect(err.code).toBe('ECONNREFUSED');
     expect(err.message).toMatch(new RegExp(`^connect ECONNREFUSED 127\\.0\\.0\\.1:${port}: Redis cannot be reached at 127\\.0\\.0\\.1:${port} \\(the call waited 300 ms`));
@@ -81,6 +84,7 @@ describe('a call that was never sent', () => {
     await sleep(100);
     const counts = await q.getJobCounts('waiting');
     expect(counts.waiting).toBe(1); // only the call made once Redis answered
+    expect(await q.client.exists(`${name}:k`, `${name}:n`)).toBe(0);
   });
 
   it('connectWaitMs is validated', () => {
