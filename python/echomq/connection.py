@@ -114,34 +114,54 @@ def watch_calls(client: Client, wait_ms: Optional[int]) -> None:
     pool._echomq_watched = True
     pool._echomq_wait_ms = wait_ms
     get = pool.get_connection
+    make = pool.make_connection
     where = where_of(client)
+    healthy = [False]
+
+    def make_connection() -> Any:
+        # One connect attempt per try (redis-py retries a failed connect ~3.5 s on its own):
+        # the tries, their pauses and the bound are get_connection's below. Command retries stay.
+        conn = make()
+        once = getattr(conn, "connect_check_health", None)
+        if once is not None:
+            conn.connect = lambda: once(check_health=True, retry_socket_connect=False)
+        return conn
 
     async def get_connection(*args: Any, **kwargs: Any) -> Any:
+        if healthy[0]:
+            try:
+                return await get(*args, **kwargs)  # the usual case: no timer per call
+            except (RedisConnectionError, RedisTimeoutError, OSError) as err:
+                healthy[0] = False
+                if wait_ms == 0:
+                    raise RedisUnreachableError(where, err, 0) from err
         loop = asyncio.get_running_loop()
         deadline = None if wait_ms is None else loop.time() + wait_ms / 1000
         last: Optional[BaseException] = None
         delay = 0.05
         while True:
             left = None if deadline is None else deadline - loop.time()
-            if left is not None and left <= 0:
-                last = last or await _probe(pool.connection_kwargs)
-                raise RedisUnreachableError(where, last, wait_ms) from last
             try:
-                if left is None:
-                    return await get(*args, **kwargs)
-                return await asyncio.wait_for(get(*args, **kwargs), left)
+                if left is None or wait_ms == 0:
+                    conn = await get(*args, **kwargs)
+                else:
+                    conn = await asyncio.wait_for(get(*args, **kwargs), max(left, 0.001))
+                healthy[0] = True
+                return conn
             except (RedisConnectionError, RedisTimeoutError, OSError, asyncio.TimeoutError) as err:
                 if isinstance(err, RedisUnreachableError):
                     raise
                 # The bound passing mid-connect (wait_for's timeout) is no socket error of its own.
                 if not (isinstance(err, asyncio.TimeoutError) and deadline is not None and loop.time() >= deadline):
                     last = err
-                if wait_ms == 0:
-                    raise RedisUnreachableError(where, last, 0) from err
+            if deadline is not None and loop.time() >= deadline:
+                last = last or await _probe(pool.connection_kwargs)
+                raise RedisUnreachableError(where, last, wait_ms) from last
             pause = delay if deadline is None else min(delay, max(0.0, deadline - loop.time()))
             await asyncio.sleep(pause)
             delay = min(delay * 2, 1.0)
 
+    pool.make_connection = make_connection
     pool.get_connection = get_connection
 
 
