@@ -71,10 +71,12 @@ export function watchCalls(client: Redis, waitMs: number | null): void {
   client.on('error', (err: Error) => (lastError = err));
   client.on('ready', () => (lastError = undefined));
   // The socket's own error names the failure; without one (still connecting), the wait does.
-  const unreachable = (cause?: Error): RedisUnreachableError =>
-    new RedisUnreachableError(whereOf(client), lastError ?? cause, waitMs ?? undefined, true);
+  const unreachable = (cause?: Error, waited?: number): RedisUnreachableError =>
+    new RedisUnreachableError(whereOf(client), lastError ?? cause, waited, true);
   /** Commands queued offline and not yet written (a later send of one of them writes it). */
   const queued = new WeakSet<object>();
+  /** How many there are: while none, a send costs no set lookup. */
+  let waiting = 0;
   /** Pipelines (by their stream) already given a timer: their commands leave the queue together. */
   const timed = new WeakSet<object>();
 
@@ -83,29 +85,33 @@ export function watchCalls(client: Redis, waitMs: number | null): void {
   const expire = (command: Cmd, stream: unknown) => {
     const q = internals.offlineQueue;
     if (!q || !queued.has(command)) return;
-    const err = unreachable();
-    err.message = err.message.replace('(the call was not sent)', `(the call waited ${waitMs} ms and was not sent)`);
+    const err = unreachable(undefined, waitMs ?? undefined);
     for (let i = q.length - 1; i >= 0; i--) {
       const item = q.peekAt(i);
       if (item && (item.command === command || (stream !== undefined && item.stream === stream))) {
         q.removeOne(i);
-        queued.delete(item.command);
-        item.command.reject(err);
+        item.command.reject(err); // still marked unsent: rejects with err as it is
       }
     }
   };
 
   const send = internals.sendCommand;
   internals.sendCommand = function (this: Redis, command: Cmd, stream?: unknown, node?: unknown) {
-    queued.delete(command); // sent again by ioredis once ready: from here on it is written
+    // Sent again by ioredis once ready: from here on it is written.
+    if (waiting > 0 && queued.delete(command)) waiting--;
     const q = internals.offlineQueue;
     const before = q ? q.length : 0;
     const result = send.call(this, command, stream, node);
     const now = internals.offlineQueue;
     if (!now || now.length <= before || now.peekAt(now.length - 1)?.command !== command) return result;
     queued.add(command);
+    waiting++;
     const reject = command.reject;
-    command.reject = (err: Error) => reject(queued.has(command) && !(err instanceof RedisUnreachableError) ? unreachable(err) : err);
+    command.reject = (err: Error) => {
+      const unsent = queued.delete(command);
+      if (unsent) waiting--;
+      reject(unsent && !(err instanceof RedisUnreachableError) ? unreachable(err) : err);
+    };
     const pipeline = typeof stream === 'object' && stream !== null ? stream : undefined;
     if (waitMs !== null && !(pipeline && timed.has(pipeline))) {
       if (pipeline) timed.add(pipeline);

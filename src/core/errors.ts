@@ -507,7 +507,8 @@ export class RedisUnreachableError extends Error {
   declare cause?: unknown;
   constructor(where: string, socketError?: Error & { code?: string }, waitedMs?: number, call = false) {
     const head = socketError?.message ?? (waitedMs !== undefined ? `no connection within ${waitedMs} ms` : 'no connection');
-    super(`${head}: Redis cannot be reached at ${where}${call ? ' (the call was not sent)' : ''}`);
+    const waited = waitedMs !== undefined ? `the call waited ${waitedMs} ms and was not sent` : 'the call was not sent';
+    super(`${head}: Redis cannot be reached at ${where}${call ? ` (${waited})` : ''}`);
     this.name = 'RedisUnreachableError';
     this.code = socketError?.code ?? 'ERR_REDIS_UNREACHABLE';
     this.where = where;
