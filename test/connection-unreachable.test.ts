@@ -137,19 +137,25 @@ describe('Redis down at start, stopped and started again', () => {
     expect(seen.echomq).toEqual([refused, refused, refused, refused]);
   });
 
-  it('a Worker started while Redis is down starts work once it is up, and rides out a restart', async () => {
+  it('a Worker and a QueueEvents started while Redis is down start work once it is up, and ride out a restart', async () => {
     const port: number = await freePort();
     const connection = { host: '127.0.0.1', port, connectWaitMs: 200 };
     const name = qname('late-worker');
     const done: string[] = [];
     const worker = quiet(new Worker(name, async (job) => void done.push(job.name), { connection, drainDelay: 1 }));
     closers.push(() => worker.close());
+    const events = quiet(new QueueEvents(name, { connection }));
+    closers.push(() => events.close());
+    let completed = 0;
+    events.on('completed', () => completed++);
     await sleep(700); // past the bound: its claims were refused as unreachable meanwhile
     expect(worker.isRunning()).toBe(true);
     let server = await start(port);
+    await events.waitUntilReady();
+    await sleep(200); // its XREAD from '$' under way
     const admin = new Queue(name, { connection: server.url });
     await admin.add('first', {});
-    await waitFor(() => done.includes('first'), 8000, 'the first job');
+    await waitFor(() => done.includes('first') && completed === 1, 8000, 'the first job and its event');
     await admin.close();
     await server.stop();
     await sleep(500);
@@ -159,6 +165,8 @@ describe('Redis down at start, stopped and started again', () => {
     closers.push(() => again.close());
     await again.add('second', {});
     await waitFor(() => done.includes('second'), 8000, 'the job added after the restart');
+    // The restarted server kept no data: the event stream starts again, and QueueEvents reads it.
+    await waitFor(() => completed === 2, 8000, "QueueEvents' event after the restart");
   });
 });
 
