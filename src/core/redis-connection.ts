@@ -213,7 +213,7 @@ export class RedisConnection extends EventEmitter {
         this.raw = new Redis(opts, this.opts);
       } else {
         const { url, connectWaitMs, ...rest } = opts;
-        if (url !== undefined) checkConnectionUrl(url, 'connection.url');
+        if (url !== undefined && url !== '') checkConnectionUrl(url, 'connection.url'); // '' reads as absent, as before
         if (connectWaitMs !== undefined) {
           waitMs = connectWaitMs === null ? null : integerIn('connection.connectWaitMs', connectWaitMs, 0, 2_147_483_647, 'an integer of ms >= 0, or null for no bound');
         }
