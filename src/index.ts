@@ -40,6 +40,7 @@ export {
   ClosedError,
   IncompatibleLayoutError,
   RequestOutcomeUnknownError,
+  RedisUnreachableError,
   RedisRefusedError,
   UnrecoverableError,
   RateLimitError,

@@ -1,7 +1,13 @@
 """Error classes. Script status codes map to them by name (library.json "codes")."""
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+# redis-py's text of a failed connect: "Error 111 connecting to host:port. ..."
+_ERRNO_TEXT = re.compile(r"^Error (\d+) (?:connecting|while)")
 
 
 class EchoMQError(Exception):
@@ -121,3 +127,50 @@ class RedisRefusedError(EchoMQError):
         self.redisCode = self.redis_code
         self.cause = cause
         super().__init__(f"{text} (echomq {op}: refused by Redis, nothing was written)")
+
+
+def _socket_code(err: Optional[BaseException]) -> Optional[str]:
+    """The socket's error name (ECONNREFUSED, ENOTFOUND, ETIMEDOUT, ...) behind a redis-py error."""
+    import errno as _errno
+    import socket as _socket
+    seen = 0
+    while err is not None and seen < 8:
+        if isinstance(err, _socket.gaierror):
+            return "ENOTFOUND"
+        if isinstance(err, (TimeoutError, _asyncio_timeout())):
+            return "ETIMEDOUT"
+        if isinstance(err, OSError) and err.errno:
+            return _errno.errorcode.get(err.errno)
+        m = _ERRNO_TEXT.match(str(err))
+        if m:
+            return _errno.errorcode.get(int(m.group(1)))
+        err = err.__cause__ or err.__context__
+        seen += 1
+    return None
+
+
+def _asyncio_timeout() -> type:
+    import asyncio as _asyncio
+    return _asyncio.TimeoutError
+
+
+class RedisUnreachableError(EchoMQError, RedisConnectionError):
+    """A call never sent: Redis could not be reached while it waited (up to the connectWaitMs
+    connection option), so nothing was written and the outcome is known. A redis-py
+    ConnectionError. ``code`` is the socket's (ECONNREFUSED, ENOTFOUND, ETIMEDOUT..., or
+    ERR_REDIS_UNREACHABLE); the message begins with the socket's text as Node's
+    (``connect ECONNREFUSED 127.0.0.1:6390``), then says where Redis could not be reached."""
+
+    def __init__(self, where: str, cause: Optional[BaseException] = None, waited_ms: Optional[int] = None) -> None:
+        code = _socket_code(cause)
+        self.code = code or "ERR_REDIS_UNREACHABLE"
+        self.where = where
+        self.cause = cause
+        if code:
+            head = f"connect {code} {where}"
+        elif waited_ms is not None:
+            head = f"no connection within {waited_ms} ms"
+        else:
+            head = str(cause) if cause is not None else "no connection"
+        waited = f"the call waited {waited_ms} ms and was not sent" if waited_ms else "the call was not sent"
+        super().__init__(f"{head}: Redis cannot be reached at {where} ({waited})")

@@ -77,6 +77,16 @@ class FlowProducer(EventEmitter):
         self.closing = False
         self._queues: Dict[str, Queue] = {}
 
+    async def waitUntilReady(self) -> Any:
+        """Returns the client once Redis answers (connection.wait_until_ready), as the Node
+        FlowProducer's."""
+        from .connection import wait_until_ready
+
+        async def ping() -> Any:
+            await self.client.ping()
+            return self.client
+        return await wait_until_ready(self.client, ping)
+
     def _queue(self, name: str, prefix: str) -> Queue:
         k = f"{prefix}\0{name}"
         q = self._queues.get(k)
@@ -279,7 +289,7 @@ class FlowProducer(EventEmitter):
         rid, parts = new_request_id(self.client), itertools.count()
         writable = await self._register_external(roots, field is not None, rid)
         for q in {id(r.queue): r.queue for root in roots for r in self._tree(root)}.values():
-            await q.waitUntilReady()
+            await q._checked()
         order = [n for r in writable if not r.dedup and not r.root_dedup for n in self._tree(r)]
         if order:
             await self._write(order, rid, parts)

@@ -141,7 +141,7 @@ class Job(JobMoves):
     @staticmethod
     async def fromId(queue: "Queue", jobId: str) -> Optional["Job"]:
         jid = v.existing_job_id(jobId)
-        await queue.waitUntilReady()
+        await queue._checked()
         raw = codec.text(await queue.client.hgetall(queue.keys.job(jid)))
         if not raw:
             return None

@@ -164,7 +164,7 @@ class JobScheduler:
         v.boolean("override", override)
         if r.get("count") is not None and r.get("limit") is not None and r["count"] + 1 > r["limit"]:
             return None
-        await self.queue.waitUntilReady()
+        await self.queue._checked()
         client = self.queue.client
         if not override and await self.isJobScheduler(sid):
             nxt = codec.text(await client.hget(self.queue.keys.scheduler(sid), "next"))
@@ -195,7 +195,7 @@ class JobScheduler:
     async def removeJobScheduler(self, job_scheduler_id: str) -> int:
         """0 removed, 1 no such scheduler (BullMQ Python's reply)."""
         sid = v.non_empty_string("job_scheduler_id", job_scheduler_id)
-        await self.queue.waitUntilReady()
+        await self.queue._checked()
         # Applied once: a resend replies the first run's 1, not 0 (no such scheduler).
         return 0 if int(await self.queue.runner.call_once("removeScheduler", [sid], "removeScheduler")) == 1 else 1
 

@@ -16,7 +16,7 @@ class Lanes:
         self._q = queue
 
     async def _set(self, lane: str, field: str, value: str) -> None:
-        await self._q.waitUntilReady()
+        await self._q._checked()
         await scripts.one(self._q.runner, "setLane", [lane, field, value])
 
     async def setWeight(self, lane: str, weight: int) -> None:
@@ -45,12 +45,12 @@ class Lanes:
 
     async def pause(self, lane: str) -> None:
         v.lane_name(lane)
-        await self._q.waitUntilReady()
+        await self._q._checked()
         await scripts.one(self._q.runner, "pauseLane", [lane, "1"])
 
     async def resume(self, lane: str) -> None:
         v.lane_name(lane)
-        await self._q.waitUntilReady()
+        await self._q._checked()
         await scripts.one(self._q.runner, "pauseLane", [lane, "0"])
 
     async def get(self, lane: str) -> Dict[str, Any]:

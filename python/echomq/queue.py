@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from . import codec
 from . import scripts
 from . import validate as v
-from .connection import check_layout, close_client, open_client
+from .connection import check_layout, close_client, open_client, wait_until_ready
 from .errors import ValidationError
 from .event_emitter import EventEmitter
 from .job import Job, state_name
@@ -91,6 +91,12 @@ class QueueBase(EventEmitter):
         return f"{self.prefix}:{self.name}:{type}"
 
     async def waitUntilReady(self) -> Any:
+        """Returns the client once Redis answers (connection.wait_until_ready)."""
+        return await wait_until_ready(self.client, self._checked)
+
+    async def _checked(self) -> Any:
+        """The layout check, once per object: what every call waits for (one try, bounded by
+        connectWaitMs, so a call made while Redis is away raises RedisUnreachableError)."""
         if self._ready is None:
             self._ready = asyncio.ensure_future(check_layout(self.client, self.keys))
         try:
@@ -166,7 +172,7 @@ class Queue(QueueSettings, QueueMaintenance, QueueSchedulers, QueueParent, Queue
         if isinstance(opts, Mapping) and opts.get("parent") is not None:
             return await self._add_child(name, data, opts)  # queue_parent.py
         a = self._prepare(name, data, opts)
-        await self.waitUntilReady()
+        await self._checked()
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
         self._pending_adds.append((a, fut))
         if len(self._pending_adds) == 1:
@@ -201,7 +207,7 @@ class Queue(QueueSettings, QueueMaintenance, QueueSchedulers, QueueParent, Queue
         for i, j in enumerate(jobs):
             o = v.plain_object(f"jobs[{i}]", j)
             prepared.append((self._prepare(o.get("name"), o.get("data"), o.get("opts"), f"jobs[{i}]."), o))
-        await self.waitUntilReady()
+        await self._checked()
         # Every call's Redis time stays bounded: all calls in one round trip (see _add_batches).
         chunks = _add_batches(prepared)
         replies = await asyncio.gather(*(scripts.add(self.runner, [a for a, _ in c]) for c in chunks))
@@ -214,11 +220,11 @@ class Queue(QueueSettings, QueueMaintenance, QueueSchedulers, QueueParent, Queue
     # -- admin --------------------------------------------------------------------------
 
     async def pause(self) -> None:
-        await self.waitUntilReady()
+        await self._checked()
         await scripts.one(self.runner, "pause", ["1"])
 
     async def resume(self) -> None:
-        await self.waitUntilReady()
+        await self._checked()
         await scripts.one(self.runner, "pause", ["0"])
 
     async def isPaused(self) -> bool:

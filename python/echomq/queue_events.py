@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from . import codec
 from . import validate as v
-from .connection import blocking_client, close_client, open_client
+from .connection import blocking_client, close_client, open_client, wait_until_ready
 from .event_emitter import EventEmitter
 from .keys import DEFAULT_PREFIX, QueueKeys, client_name
 
@@ -90,8 +90,11 @@ class QueueEvents(EventEmitter):
             self._task = asyncio.ensure_future(self.run())
 
     async def waitUntilReady(self) -> Any:
-        await self.client.ping()
-        return self.client
+        """Returns the client once Redis answers (connection.wait_until_ready)."""
+        async def ping() -> Any:
+            await self.client.ping()
+            return self.client
+        return await wait_until_ready(self.client, ping)
 
     async def run(self) -> None:
         if self.running:

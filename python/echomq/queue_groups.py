@@ -25,7 +25,7 @@ def _lone(value: Optional[str]) -> Optional[tuple]:
 
 class QueueGroups:
     async def _set_lane(self, lane: str, field: str, value: str) -> None:
-        await self.waitUntilReady()
+        await self._checked()
         await self.runner.call("setLane", [lane, field, value])
 
     async def setGroupConcurrency(self, groupId: str, concurrency: int) -> None:
@@ -76,12 +76,12 @@ class QueueGroups:
     async def pauseGroup(self, groupId: str) -> bool:
         """False when the group was paused already (a paused id is kept before it has jobs)."""
         lane = _gid(groupId)
-        await self.waitUntilReady()
+        await self._checked()
         return int(await self.runner.call("pauseLane", [lane, "1"])) == 1
 
     async def resumeGroup(self, groupId: str) -> bool:
         lane = _gid(groupId)
-        await self.waitUntilReady()
+        await self._checked()
         return int(await self.runner.call("pauseLane", [lane, "0"])) == 1
 
     async def _depths(self, lanes: List[str]) -> List[int]:

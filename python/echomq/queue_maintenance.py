@@ -81,7 +81,7 @@ class QueueMaintenance:
         ts = o.get("timestamp")
         if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, float)) or ts < 0):
             v.fail("timestamp", "a time in ms (a non-negative number)", ts)
-        await self.waitUntilReady()
+        await self._checked()
         ts = int(ts) if ts is not None else await redis_now_ms(self.client)
         while True:
             moved, more = await self.runner.call("retryJobs", [state, min(count, _MOVE_BATCH), ts])
@@ -91,7 +91,7 @@ class QueueMaintenance:
     async def promoteJobs(self, opts: Optional[Mapping[str, Any]] = None) -> None:
         o = v.plain_object("opts", opts or {})
         count = 1000 if o.get("count") is None else v.positive_int("count", o["count"])
-        await self.waitUntilReady()
+        await self._checked()
         while True:
             moved, more = await self.runner.call("promoteJobs", [min(count, _MOVE_BATCH)])
             if int(more) != 1:
@@ -103,7 +103,7 @@ class QueueMaintenance:
         """Removes waiting and prioritized jobs (and delayed ones with delayed=True; a
         scheduler's next-slot job stays), in bounded batches."""
         d = v.boolean("delayed", delayed)
-        await self.waitUntilReady()
+        await self._checked()
         cursor, kept, outbox = "", 0, False
         while True:
             r = await self.runner.call("drain", [_DRAIN_BATCH, "1" if d else "0", cursor, "", kept])
@@ -133,7 +133,7 @@ class QueueMaintenance:
         lim = v.non_negative_int("limit", limit)
         if type not in CLEAN_TYPES:
             v.fail("type", f"one of {', '.join(CLEAN_TYPES)}", type)
-        await self.waitUntilReady()
+        await self._checked()
         now = await redis_now_ms(self.client)
         cutoff = now - g
         state = _CLEAN_STATE.get(type, "w")
@@ -162,7 +162,7 @@ class QueueMaintenance:
         """Deletes the queue and everything in it. Refused while jobs are active unless force
         (then nothing changes): "Cannot obliterate queue with active jobs"."""
         f = v.boolean("force", force)
-        await self.waitUntilReady()
+        await self._checked()
         if not f and int(await self.client.zcount(self.keys.active, *ACTIVE_BELOW)) > 0:  # not the sentinel
             raise ActiveJobsError("obliterate")
         was_paused = await self.isPaused()
@@ -259,7 +259,7 @@ class QueueMaintenance:
         jid = v.existing_job_id(job_id, "job_id")
         o = v.plain_object("opts", opts or {})
         rc = True if o.get("removeChildren") is None else v.boolean("removeChildren", o["removeChildren"])
-        await self.waitUntilReady()
+        await self._checked()
         m = _SLOT_JOB.match(jid)
         if m and codec.text(await self.client.hget(self.keys.scheduler(m.group(1)), "next")) == m.group(2):
             raise EchoMQError(f"Job {jid} belongs to a job scheduler and cannot be removed directly. removeJob: "

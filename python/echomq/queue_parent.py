@@ -36,7 +36,7 @@ class QueueParent:
         x = resolve_parent(o.pop("parent"), self.keys, "opts.parent")
         a = self._prepare(name, data, o)
         policy = next((letter for k, letter in _POLICY if o.get(k)), "")
-        await self.waitUntilReady()
+        await self._checked()
         registered = False
         prunner = Runner(self.client, x["keys"])
         if not await self.client.exists(x["key"]):

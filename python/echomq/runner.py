@@ -17,6 +17,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .codec import text
 from .connection import Client, is_cluster
+from .errors import RedisUnreachableError
 from .keys import QueueKeys
 from .library import Script, library
 from .request_id import new_request_id, once_error
@@ -113,6 +114,8 @@ class Runner:
         while True:
             try:
                 return await self.call(name, full)
+            except RedisUnreachableError:
+                raise  # never sent, and the wait for a connection is over
             except (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError) as err:
                 pause = next(pauses, None)
                 if pause is None:

@@ -16,7 +16,7 @@ from . import codec
 from . import scripts
 from .abort_controller import AbortController
 from .backoff import backoff_delay, is_unrecoverable, normalize_backoff
-from .connection import blocking_client, check_layout, close_client, exec_stamped, open_client
+from .connection import blocking_client, check_layout, close_client, exec_stamped, open_client, wait_until_ready
 from .errors import RequestOutcomeUnknownError, WaitingChildrenError, StaleJobError, ValidationError, error_from_code
 from .event_emitter import EventEmitter
 from .job import Job
@@ -121,10 +121,17 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
         self._wname = self.opts.get("name", "")
         if processor is not None and self.opts["autorun"]:
             self._main = asyncio.ensure_future(self.run())
+            # run() reported its error already ('error'): retrieved here, so asyncio prints no
+            # "Task exception was never retrieved" when nobody awaits the task.
+            self._main.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     # -- lifecycle ----------------------------------------------------------------------
 
     async def waitUntilReady(self) -> Any:
+        """Returns the client once Redis answers (connection.wait_until_ready)."""
+        return await wait_until_ready(self.client, self._checked)
+
+    async def _checked(self) -> Any:
         await check_layout(self.client, self.keys)
         return self.client
 
@@ -135,13 +142,8 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
             raise Exception("Worker is already running.")
         self.running = True
         try:
-            await self.waitUntilReady()
-            await self._name_connections()
-            lim = self.opts.get("limiter")
-            if lim:
-                limits = {"rlmax": str(lim["max"]), "rldur": str(lim["duration"])}
-                await exec_stamped(self.client, self.keys, lambda p: p.hset(self.keys.meta, mapping=limits))
-            await self._apply_group_defaults()
+            if not await self._setup():
+                return  # closed before Redis answered
             self._timers = [asyncio.ensure_future(self._stall_loop()), asyncio.ensure_future(self._renew_loop())]
             await self._loop()
         except Exception as err:  # the layout check or a setup write failed: say so, stop
@@ -149,6 +151,33 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
             raise
         finally:
             self.running = False
+
+    async def _setup(self) -> bool:
+        """The layout check, connection names and settings, tried again while Redis cannot be
+        reached (a worker started before Redis, as under docker-compose: it starts work once
+        Redis answers, `running` all along). False when close() came first."""
+        failures = 0
+        while not self.closing:
+            try:
+                await self._checked()
+                await self._name_connections()
+                lim = self.opts.get("limiter")
+                if lim:
+                    limits = {"rlmax": str(lim["max"]), "rldur": str(lim["duration"])}
+                    await exec_stamped(self.client, self.keys, lambda p: p.hset(self.keys.meta, mapping=limits))
+                await self._apply_group_defaults()
+                return not self.closing
+            except Exception as err:
+                if not _is_connection_error(err) or self.closing:
+                    raise
+                self.emit("error", err)
+                failures += 1
+                self._slot.clear()  # close() sets it: the pause ends at once
+                try:
+                    await asyncio.wait_for(self._slot.wait(), min(5.0, 0.05 * 2 ** min(failures, 7)))
+                except asyncio.TimeoutError:
+                    pass
+        return False
 
     async def _name_connections(self) -> None:
         suffix = f":w:{self._wname}" if self._wname else ""
@@ -574,6 +603,8 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
             return
         await self._wait_runs()
         if self._main is not None:
+            if not self._timers and not self._main.done():
+                self._main.cancel()  # still waiting for Redis (_setup): nothing sent to wait for
             try:
                 await asyncio.wait_for(asyncio.shield(self._main), 5)
             except BaseException:

@@ -62,7 +62,7 @@ class WorkerManual:
         owner = v.non_empty_string("token", token, 10_000)
         if self.closing or self.paused:
             return None
-        await self.waitUntilReady()
+        await self._checked()
         args: List[Any] = [1, self.opts["lockDuration"], owner, self.opts.get("name") or ""]
         r = await self.runner.call_once("claim", args, "claim")
         claimed = scripts._claimed(r, 2)

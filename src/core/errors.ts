@@ -431,7 +431,37 @@ interface ErrorEmitter {
 export function reportError(emitter: ErrorEmitter, who: string, err: unknown): void {
   const e = err instanceof Error ? err : new Error(String(err));
   if (emitter.listenerCount('error') > 0) emitter.emit('error', e);
-  else console.error(`[echomq] ${who}: ${e.message}`);
+  else printError(who, e);
+}
+
+/** How often one distinct error is printed at most (ms) when nobody listens for it. */
+export const PRINT_EVERY_MS = 30_000;
+const printed = new Map<string, { at: number; more: number }>();
+
+/**
+ * Prints an error nobody listens for as one line, `[echomq] <who>: <message>`, each distinct
+ * line at most once per PRINT_EVERY_MS (a Redis that is away repeats its error every retry); a
+ * line printed again says how many times it came meanwhile.
+ */
+export function printError(who: string, err: unknown): void {
+  const message = err instanceof Error ? err.message : String(err);
+  const line = `[echomq] ${who}: ${message.split('\n', 1)[0]}`;
+  const now = Date.now();
+  const seen = printed.get(line);
+  if (seen && now - seen.at < PRINT_EVERY_MS) {
+    seen.more++;
+    return;
+  }
+  if (printed.size > 1000) printed.clear(); // distinct lines are few; never an unbounded map
+  printed.set(line, { at: now, more: 0 });
+  console.error(seen?.more ? `${line} (and ${seen.more} more times in the last ${Math.round((now - seen.at) / 1000)} s)` : line);
+}
+
+/** The name an emitter is printed under: its class and its queue's name when it has one. */
+function whoOf(emitter: object): string {
+  const name = (emitter as { name?: unknown }).name;
+  const kind = emitter.constructor?.name ?? 'echomq';
+  return typeof name === 'string' ? `${kind} ${name}` : kind;
 }
 
 /**
@@ -443,21 +473,45 @@ export function reportError(emitter: ErrorEmitter, who: string, err: unknown): v
 export function guardedEmit(emitter: EventEmitter, event: string | symbol, args: unknown[]): boolean {
   const emit = EventEmitter.prototype.emit;
   if (event === 'error' && emitter.listenerCount('error') === 0) {
-    console.error(args[0]);
+    printError(whoOf(emitter), args[0]);
     return false;
   }
   try {
     return emit.call(emitter, event, ...args);
   } catch (err) {
     if (event === 'error' || emitter.listenerCount('error') === 0) {
-      console.error(err);
+      printError(whoOf(emitter), err);
       return false;
     }
     try {
       return emit.call(emitter, 'error', err);
     } catch (again) {
-      console.error(again);
+      printError(whoOf(emitter), again);
       return false;
     }
+  }
+}
+
+/**
+ * A call that was never sent because Redis could not be reached: the client did not become ready
+ * while the call waited (up to the `connectWaitMs` connection option), so nothing was written and
+ * the outcome is known. `code` is the socket's (ECONNREFUSED, ENOTFOUND, ETIMEDOUT…, or
+ * ERR_REDIS_UNREACHABLE when no socket error was seen); the message begins with the socket's text
+ * (`connect ECONNREFUSED 127.0.0.1:6390`), then says where Redis could not be reached. Also what
+ * the 'error' event of every echomq class carries for a failure to connect.
+ */
+export class RedisUnreachableError extends Error {
+  readonly code: string;
+  /** `host:port` or the socket path. */
+  readonly where: string;
+  declare cause?: unknown;
+  constructor(where: string, socketError?: Error & { code?: string }, waitedMs?: number, call = false) {
+    const head = socketError?.message ?? (waitedMs !== undefined ? `no connection within ${waitedMs} ms` : 'no connection');
+    const waited = waitedMs !== undefined ? `the call waited ${waitedMs} ms and was not sent` : 'the call was not sent';
+    super(`${head}: Redis cannot be reached at ${where}${call ? ` (${waited})` : ''}`);
+    this.name = 'RedisUnreachableError';
+    this.code = socketError?.code ?? 'ERR_REDIS_UNREACHABLE';
+    this.where = where;
+    this.cause = socketError;
   }
 }

@@ -21,7 +21,8 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { Redis, Cluster, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { ConnectionClosedError, CONNECTION_CLOSED_ERROR_MSG } from './errors.js';
-import { failAs } from './validate.js';
+import { fail, failAs, integerIn } from './validate.js';
+import { DEFAULT_CONNECT_WAIT_MS, watchCalls } from './connection-wait.js';
 
 export type RedisClient = Redis | Cluster;
 /**
@@ -31,8 +32,12 @@ export type RedisClient = Redis | Cluster;
 export interface ClusterConnection {
   cluster: { nodes: ClusterNode[]; options?: ClusterOptions };
 }
-/** ioredis options, plus BullMQ's `url` (wins over host and port) and `skipVersionCheck`. */
-export type ConnectionOptions = RedisOptions & { url?: string; skipVersionCheck?: boolean };
+/**
+ * ioredis options, plus BullMQ's `url` (wins over host and port) and `skipVersionCheck`, and
+ * echomq's `connectWaitMs`: how long a call waits for a connection before it rejects with
+ * RedisUnreachableError (default 5000; null: no bound). The client keeps reconnecting meanwhile.
+ */
+export type ConnectionOptions = RedisOptions & { url?: string; skipVersionCheck?: boolean; connectWaitMs?: number | null };
 export type ConnectionInput = string | ConnectionOptions | ClusterConnection | RedisClient;
 
 /** BullMQ's second constructor argument. */
@@ -103,6 +108,30 @@ export function rejectKeyPrefix(input: unknown): void {
   if (found !== undefined && found !== '') {
     failAs('BullMQ: ioredis does not support ioredis prefixes, use the prefix option instead.', 'connection.keyPrefix', 'absent (use the prefix option)', found);
   }
+}
+
+/** The forms of a connection string ioredis reads as its user means them. */
+const URL_FORMS = 'a redis:// or rediss:// URL (redis://[user:password@]host[:port][/db]), host:port, a port number or a Unix socket path (/path/to/redis.sock)';
+
+/**
+ * Refuses a connection string ioredis would misread: another scheme (`http://…`), or a string
+ * without one whose path part it would take for a socket path (`redis//localhost:6600` becomes
+ * the socket `//localhost:6600`). Socket paths, bare ports and host:port stay valid.
+ */
+export function checkConnectionUrl(url: unknown, field: string): void {
+  if (typeof url !== 'string' || url === '') fail(field, URL_FORMS, url);
+  if (/^\d+$/.test(url) || (url.startsWith('/') && !url.startsWith('//'))) return;
+  let ok = false;
+  try {
+    if (/^rediss?:\/\//i.test(url)) ok = new URL(url) !== undefined;
+    else if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
+      const u = new URL(url.startsWith('//') ? `redis:${url}` : `redis://${url}`);
+      ok = url.startsWith('//') || u.pathname === '' || u.pathname === '/';
+    }
+  } catch {
+    ok = false;
+  }
+  if (!ok) fail(field, URL_FORMS, url);
 }
 
 /** "a.b.c" < "x.y.z", numerically per part (a missing part is 0). */
@@ -177,15 +206,24 @@ export class RedisConnection extends EventEmitter {
       this.raw = new Cluster(opts.cluster.nodes, { ...options, redisOptions });
     } else {
       const base = { ...retryForever, enableReadyCheck: true };
+      let waitMs: number | null = DEFAULT_CONNECT_WAIT_MS;
       if (typeof opts === 'string') {
+        checkConnectionUrl(opts, 'connection');
         this.opts = { clientInfoTag: `echomq_v${PACKAGE_VERSION}`, ...base };
         this.raw = new Redis(opts, this.opts);
       } else {
-        const { url, ...rest } = opts;
+        const { url, connectWaitMs, ...rest } = opts;
+        if (url !== undefined && url !== '') checkConnectionUrl(url, 'connection.url'); // '' reads as absent, as before
+        if (connectWaitMs !== undefined) {
+          waitMs = connectWaitMs === null ? null : integerIn('connection.connectWaitMs', connectWaitMs, 0, 2_147_483_647, 'an integer of ms >= 0, or null for no bound');
+        }
         this.opts = { clientInfoTag: `echomq_v${PACKAGE_VERSION}`, ...rest, ...base };
         this.raw = url ? new Redis(url, this.opts) : new Redis(this.opts);
         if (url) this.opts.url = url;
+        if (connectWaitMs !== undefined) this.opts.connectWaitMs = connectWaitMs;
       }
+      // A blocking read waits for as long as ioredis keeps it (a worker's idle BLPOP).
+      watchCalls(this.raw as Redis, this.extraOptions.blocking ? null : waitMs);
     }
     if (this.opts.skipVersionCheck === true) this.extraOptions.skipVersionCheck = true;
     this.initializing = this.init();

@@ -14,6 +14,7 @@ import { ClosedError, reportError } from '../core/errors.js';
 import { queueKeys, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { scripts } from '../scripts/index.js';
+import { connectionError } from '../core/connection-wait.js';
 
 export interface QueueEventsProducerOptions {
   /** Redis URL, ioredis options, or a client (used as is, not duplicated). */
@@ -57,7 +58,7 @@ export class QueueEventsProducer extends EventEmitter {
     this.keys = queueKeys(name, prefix);
     this.conn = openConnection(opts.connection);
     if (this.conn.owned) {
-      this.conn.client.on('error', (err: Error) => reportError(this, `queue events producer ${this.name}`, err));
+      this.conn.client.on('error', (err: Error) => reportError(this, `queue events producer ${this.name}`, connectionError(this.conn.client, err)));
     }
     // BullMQ's: the connection closed while the producer was not closing.
     this.conn.client.on('close', this.onClose);

@@ -19,6 +19,7 @@ import { QUEUE_EVENT_SUFFIX } from '../core/constants.js';
 import { expandEntry, type EventArgs } from './event-payloads.js';
 import * as v from '../core/validate.js';
 import { reportError } from '../core/errors.js';
+import { connectionError } from '../core/connection-wait.js';
 
 export interface QueueEventsOptions {
   /** Redis URL, ioredis options, or a client (duplicated: the reader needs its own connection). */
@@ -143,7 +144,7 @@ export class QueueEvents<ReturnType = any> extends EventEmitter {
     this.startId = start;
     this.conn = openConnection(opts.connection, { blocking: true });
     // Connection errors are retried by ioredis; reads that fail are reported by the loop.
-    this.conn.client.on('error', (err: Error) => this.reportError(err));
+    this.conn.client.on('error', (err: Error) => this.reportError(connectionError(this.conn.client, err)));
     // BullMQ's: the connection closed while the reader was not closing (ioredis reconnects).
     this.conn.client.on('close', () => {
       if (!this.closing) this.emit('ioredis:close');

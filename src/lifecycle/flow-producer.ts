@@ -29,6 +29,7 @@ import { missingParentError, type AddJobArgs } from '../scripts/index.js';
 import { deriveRequestId, newRequestId, retryLost } from '../scripts/request-id.js';
 import * as v from '../core/validate.js';
 import { JobStateCode } from '../core/fields.js';
+import { connectionError } from '../core/connection-wait.js';
 
 /**
  * Job options in a flow: the usual ones, with BullMQ's rules — `deduplication` only on a flow
@@ -132,7 +133,7 @@ export class FlowProducer extends EventEmitter {
     this.conn = openConnection(opts.connection);
     // BullMQ's FlowProducer events: 'error' for connection errors, 'ioredis:close'.
     if (this.conn.owned) {
-      this.conn.client.on('error', (err: Error) => reportError(this, 'flow producer', err));
+      this.conn.client.on('error', (err: Error) => reportError(this, 'flow producer', connectionError(this.conn.client, err)));
     }
     this.conn.client.on('close', () => this.emit('ioredis:close'));
   }

@@ -16,6 +16,7 @@ import { LaneControls } from '../lanes/lanes.js';
 import { normalizeQueueOptions, type NormalizedQueueOptions } from '../core/options.js';
 import type { QueueOptions } from './queue-options.js';
 import * as v from '../core/validate.js';
+import { connectionError } from '../core/connection-wait.js';
 
 /** Given by Queue to its base constructor: Queue assigns its identity itself (see above). */
 export const IDENTITY_BY_SUBCLASS: unique symbol = Symbol('echomq.identityBySubclass');
@@ -37,7 +38,7 @@ export class QueueBase extends EventEmitter {
     super();
     if (name === IDENTITY_BY_SUBCLASS) return;
     this.assignIdentity(name, opts);
-    if (this.conn.owned) this.conn.client.on('error', (err: Error) => this.emitError(err));
+    if (this.conn.owned) this.conn.client.on('error', (err: Error) => this.emitError(connectionError(this.conn.client, err)));
   }
 
   /**

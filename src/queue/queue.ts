@@ -34,6 +34,7 @@ export type { JobProgress, ObliterateOpts, QueueListener } from './queue-listene
 export type { QueueOptions } from './queue-options.js';
 import type { QueueOptions } from './queue-options.js';
 import { MetaField } from '../core/fields.js';
+import { connectionError } from '../core/connection-wait.js';
 
 /** Value of the global rate counter while rateLimit(ms) blocks the queue (2^50, as lib/claim.lua and worker.ts). */
 const RATE_BLOCK = 2 ** 50;
@@ -122,7 +123,7 @@ export class Queue<DataType = any, ReturnType = any, NameType extends string = s
     // queue's 'error' listeners see each connection error, as BullMQ's (printed when nobody
     // listens: see emit). A connection the user passed in is theirs to watch.
     if (this.conn.owned) {
-      this.conn.client.on('error', (err: Error) => this.emit('error', err));
+      this.conn.client.on('error', (err: Error) => this.emit('error', connectionError(this.conn.client, err)));
       this.conn.client.on('end', () => {
         if (!this.closed) this.emit('ioredis:close');
       });

@@ -9,7 +9,7 @@
  * rerun older than the window is refused (EMQ_EXPIRED) instead of being applied twice.
  */
 import { randomBytes } from 'node:crypto';
-import { EchoError, RedisRefusedError, RequestOutcomeUnknownError } from '../core/errors.js';
+import { EchoError, RedisRefusedError, RedisUnreachableError, RequestOutcomeUnknownError } from '../core/errors.js';
 import { redisTimeMs } from '../core/values.js';
 import { bindScript, type ScriptContext } from './runner.js';
 
@@ -118,7 +118,8 @@ const REFUSED = /^(OOM|READONLY|NOPERM|MISCONF|NOREPLICAS|MASTERDOWN|NOAUTH|WRON
 export function onceError(err: unknown, op: string, requestId: string): unknown {
   if (!(err instanceof Error)) return err;
   // echomq's own refusals made before the call (the stored layout check) are already typed.
-  if (err instanceof EchoError) return err;
+  // A call never sent (Redis unreachable while it waited) has a known outcome: nothing was written.
+  if (err instanceof EchoError || err instanceof RedisUnreachableError) return err;
   if (REFUSED.test(err.message)) return new RedisRefusedError(op, err);
   if (err.message.includes('EMQ_EXPIRED')) return new RequestOutcomeUnknownError(op, requestId, err);
   // A reply error is a reply: the script ran or Redis refused it; anything else lost the reply.

@@ -4,7 +4,7 @@
  * through `fail` (retry, backoff or final), also claiming the next job. The Worker owns the
  * running set and the claim loop; this holds only what batching needs.
  */
-import { Code, RequestOutcomeUnknownError, StaleJobError, errorFromCode, pendingDependenciesError } from '../core/errors.js';
+import { Code, RedisUnreachableError, RequestOutcomeUnknownError, StaleJobError, errorFromCode, pendingDependenciesError } from '../core/errors.js';
 import { newRequestId } from '../scripts/request-id.js';
 import type { QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
@@ -63,7 +63,8 @@ export class Settler<R> {
         return await call(requestId);
       } catch (err) {
         const lost = err instanceof RequestOutcomeUnknownError && !err.expired;
-        if (!lost || this.host.gaveUp()) {
+        // Never sent (Redis unreachable past connectWaitMs): sent again once it answers.
+        if (!(lost || err instanceof RedisUnreachableError) || this.host.gaveUp()) {
           if (lost) this.host.abandon(requestId);
           throw err;
         }

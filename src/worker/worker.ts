@@ -29,6 +29,7 @@ import { HeldJobs } from './worker-manual.js';
 import { Settler, toError } from './worker-settle.js';
 import { ClaimLoop } from './worker-claims.js';
 import { nameProcessor, processorSeesSignal } from './processor-signal.js';
+import { connectionError } from '../core/connection-wait.js';
 
 export type { WorkerOptions } from './worker-options.js';
 
@@ -164,7 +165,7 @@ export class Worker<D = any, R = any, N extends string = string> extends WorkerB
       hookError: (err) => this.hookError(err),
       emit: (event, ...args) => this.emit(event, ...args),
     });
-    this.conn.client.on('error', (err: Error) => this.reportError(err));
+    this.conn.client.on('error', (err: Error) => this.reportError(connectionError(this.conn.client, err)));
     this.pool = opts.slotPool;
     this.claims = new ClaimLoop({
       ctx: this.ctx,
