@@ -31,6 +31,7 @@ _DEFAULT_TYPES = ("active", "completed", "delayed", "failed", "prioritized", "wa
 
 
 def job_types(types: Sequence[Any]) -> List[str]:
+    """The job types a getter was given (lists flattened, each once, validated), or the default seven."""
     flat: List[Any] = []
     for t in types:
         flat.extend(t if isinstance(t, (list, tuple)) else [t])
