@@ -2,9 +2,10 @@
 //
 // ensureRedis() returns { url, stop }:
 //   - REDIS_URL set: use it as it is; stop() does nothing.
-//   - otherwise start `redis-server` (or `valkey-server`) from PATH on a free loopback port,
-//     without persistence, in a temporary directory; stop() shuts it down and removes the
-//     directory.
+//   - otherwise start the server binary in ECHOMQ_SERVER_BIN (a path: the Valkey run of the
+//     tests sets it, see scripts/valkey-server.sh), else `redis-server` (or `valkey-server`) from
+//     PATH, on a free loopback port, without persistence, in a temporary directory; stop() shuts
+//     it down and removes the directory.
 //   - neither installed: as root on Debian/Ubuntu, install Debian's `redis-server` with apt-get;
 //     otherwise throw an error that says how to install one.
 import { spawn, spawnSync } from 'node:child_process';
@@ -19,6 +20,12 @@ function which(cmd) {
 }
 
 export function findServerBinary() {
+  const chosen = process.env.ECHOMQ_SERVER_BIN;
+  if (chosen) {
+    // A named binary that is missing is an error, not a silent fall back to Redis on PATH.
+    if (!existsSync(chosen)) throw new Error(`ECHOMQ_SERVER_BIN=${chosen}: no such file`);
+    return chosen;
+  }
   return which('redis-server') ?? which('valkey-server');
 }
 

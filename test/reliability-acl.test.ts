@@ -26,11 +26,14 @@ interface Server {
 
 const DOC = fileURLToPath(new URL('../docs/reliability.md', import.meta.url));
 
-/** The ACL rules documented in docs/reliability.md (between the acl:begin/acl:end markers). */
-function documentedAcl(): { user: string; rules: string[] } {
+/**
+ * The ACL rules documented in docs/reliability.md between the <marker>:begin/end markers: `acl`
+ * for every server, `acl-setinfo` for the servers that have CLIENT SETINFO (Redis ≥ 7.2, Valkey).
+ */
+function documentedAcl(marker = 'acl'): { user: string; rules: string[] } {
   const text = readFileSync(DOC, 'utf8');
-  const m = /<!-- acl:begin -->[\s\S]*?```[a-z]*\n([\s\S]*?)```[\s\S]*?<!-- acl:end -->/.exec(text);
-  if (!m) throw new Error('docs/reliability.md has no ACL block between <!-- acl:begin --> and <!-- acl:end -->');
+  const m = new RegExp(`<!-- ${marker}:begin -->[\\s\\S]*?\`\`\`[a-z]*\\n([\\s\\S]*?)\`\`\`[\\s\\S]*?<!-- ${marker}:end -->`).exec(text);
+  if (!m) throw new Error(`docs/reliability.md has no ACL block between <!-- ${marker}:begin --> and <!-- ${marker}:end -->`);
   const words = m[1].replace(/\\\n/g, ' ').trim().split(/\s+/);
   if (words[0] !== 'ACL' || words[1] !== 'SETUSER') throw new Error(`ACL block must be one ACL SETUSER line, got ${words.slice(0, 3).join(' ')}`);
   return { user: words[2], rules: words.slice(3) };
@@ -201,6 +204,14 @@ describe('reliability: Redis settings and access', () => {
     const applied = rules.map((r) => (r.startsWith('>') ? `>${password}` : r));
     if (discover) await admin.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~emq:*', '+@all');
     else await admin.call('ACL', 'SETUSER', user, ...applied);
+    // The CLIENT SETINFO line: granted where the server has the command (ioredis sends it on
+    // every connect), refused by a server without it, as the doc says.
+    const setinfo = documentedAcl('acl-setinfo');
+    expect(setinfo.user).toBe(user);
+    const hasSetinfo = ((await admin.call('COMMAND', 'INFO', 'client|setinfo')) as unknown[])[0] != null;
+    const addSetinfo = admin.call('ACL', 'SETUSER', user, ...setinfo.rules);
+    if (hasSetinfo) await addSetinfo;
+    else await expect(addSetinfo).rejects.toThrow(/Unknown command/);
     await admin.config('RESETSTAT');
     await admin.call('ACL', 'LOG', 'RESET');
 

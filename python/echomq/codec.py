@@ -16,6 +16,7 @@ import math
 from typing import Any, List, Optional
 
 from .errors import ValidationError, ValidationTypeError
+from .js_numbers import js_number
 from .validate import describe
 
 import re
@@ -36,37 +37,6 @@ def js_string(s: str) -> str:
     if _NEEDS.search(s) is None:
         return '"' + s + '"'
     return '"' + _NEEDS.sub(_escape, s) + '"'
-
-
-def js_number(f: float) -> str:
-    """Number.prototype.toString of a finite double."""
-    if f == 0:
-        return "0"
-    if f.is_integer() and abs(f) < 2 ** 53:
-        return str(int(f))  # exact below 2^53; above, the shortest digits padded, as JavaScript
-    r = repr(abs(f))
-    mant, _, e = r.partition("e")
-    exp = int(e) if e else 0
-    ip, _, fp = mant.partition(".")
-    if ip.strip("0") == "":
-        stripped = fp.lstrip("0")
-        n = exp - (len(fp) - len(stripped))
-        digits = stripped
-    else:
-        n = len(ip) + exp
-        digits = ip + fp
-    digits = digits.rstrip("0") or "0"
-    k = len(digits)
-    if k <= n <= 21:
-        s = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        s = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:
-        s = "0." + "0" * (-n) + digits
-    else:
-        x = n - 1
-        s = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if x >= 0 else "-") + str(abs(x))
-    return ("-" if f < 0 else "") + s
 
 
 def _where(field: str, path: Any) -> str:

@@ -1,18 +1,17 @@
 """Job: a snapshot of a job hash and its per-job calls (BullMQ Python's names)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from . import codec
 from . import scripts
 from . import validate as v
 from .errors import error_from_code
 from .library import code
+from .job_json import job_from_bullmq_hash
 from .job_moves import JobMoves
 from .options import DEFAULT_LANE
-
-if TYPE_CHECKING:
-    from .queue import Queue
+from .queue_handle import QueueHandle
 
 _STATE = {"a": "active", "d": "delayed", "c": "completed", "f": "failed", "h": "waiting-children"}
 
@@ -74,7 +73,7 @@ class Job(JobMoves):
     """A job as BullMQ Python shows it: id, name, data, opts, progress, returnvalue,
     failedReason, stacktrace, the attempt counts and timestamps."""
 
-    def __init__(self, queue: "Queue", name: str, data: Any, opts: Optional[Dict[str, Any]] = None,
+    def __init__(self, queue: QueueHandle, name: str, data: Any, opts: Optional[Dict[str, Any]] = None,
                  job_id: Optional[str] = None) -> None:
         self.queue = queue
         self.name = name
@@ -105,7 +104,7 @@ class Job(JobMoves):
     # -- building from Redis ------------------------------------------------------------
 
     @classmethod
-    def from_hash(cls, queue: "Queue", job_id: str, h: Dict[str, str]) -> "Job":
+    def from_hash(cls, queue: QueueHandle, job_id: str, h: Dict[str, str]) -> "Job":
         job = cls(queue, h.get("name", ""), None, None, job_id)
         job._apply(h)
         return job
@@ -139,7 +138,7 @@ class Job(JobMoves):
             self.parent = {"id": h["pid"], "queueKey": qk}
 
     @staticmethod
-    async def fromId(queue: "Queue", jobId: str) -> Optional["Job"]:
+    async def fromId(queue: QueueHandle, jobId: str) -> Optional["Job"]:
         jid = v.existing_job_id(jobId)
         await queue._checked()
         raw = codec.text(await queue.client.hgetall(queue.keys.job(jid)))
@@ -149,7 +148,7 @@ class Job(JobMoves):
         return Job.from_hash(queue, jid, h)
 
     @staticmethod
-    async def addJobLog(queue: "Queue", jobId: str, logRow: str, keepLogs: int = 0) -> int:
+    async def addJobLog(queue: QueueHandle, jobId: str, logRow: str, keepLogs: int = 0) -> int:
         jid = v.existing_job_id(jobId)
         row = v.string("logRow", logRow, v.MAX_SAFE_INTEGER)
         keep = v.non_negative_int("keepLogs", keepLogs)
@@ -211,9 +210,8 @@ class Job(JobMoves):
             raise Exception(f"Job {self.id} could not be removed because it is locked by another worker")
 
     @staticmethod
-    def fromJSON(queue: "Queue", rawData: Dict[str, Any], jobId: Optional[str] = None) -> "Job":
+    def fromJSON(queue: QueueHandle, rawData: Dict[str, Any], jobId: Optional[str] = None) -> "Job":
         """A Job from BullMQ's raw job hash (BullMQ's field names)."""
-        from .job_json import job_from_bullmq_hash
         return job_from_bullmq_hash(Job, queue, rawData, jobId)
 
     async def promote(self) -> None:

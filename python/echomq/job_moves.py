@@ -109,8 +109,7 @@ class JobMoves:
         if not fetch or next_reply is None or not next_reply.jobs:
             return [None, None, None, None] if finished else None
         cj = next_reply.jobs[0]
-        from .job import Job
-        nxt = w._manual_adopt(cj, token) if w is not None else Job.from_hash(self.queue, cj.id, cj.fields)
+        nxt = w._manual_adopt(cj, token) if w is not None else type(self).from_hash(self.queue, cj.id, cj.fields)
         return [nxt.asJSON(), nxt.id, 0, 0]
 
     async def moveToCompleted(self, return_value: Any, token: str, fetchNext: bool = False) -> Optional[List[Any]]:

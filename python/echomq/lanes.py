@@ -1,18 +1,16 @@
 """queue.lanes: weight, limit, rate limit, pause and resume of a lane, named as on Node."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import Any, Dict, Optional
 
 from . import codec
 from . import scripts
 from . import validate as v
-
-if TYPE_CHECKING:
-    from .queue import Queue
+from .queue_handle import QueueHandle
 
 
 class Lanes:
-    def __init__(self, queue: "Queue") -> None:
+    def __init__(self, queue: QueueHandle) -> None:
         self._q = queue
 
     async def _set(self, lane: str, field: str, value: str) -> None:

@@ -9,6 +9,7 @@ import asyncio
 import time
 from typing import Any, Dict, List, Optional
 
+from . import scripts
 from . import validate as v
 from .abort_controller import AbortController
 
@@ -69,7 +70,6 @@ class LockManager:
         return not self.closed and self._task is not None
 
     async def _loop(self) -> None:
-        from . import scripts
         half = self.lock_renew_time / 2
         while not self.closed:
             await asyncio.sleep(half / 1000)

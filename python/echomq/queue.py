@@ -13,7 +13,7 @@ from .event_emitter import EventEmitter
 from .job import Job, state_name
 from .keys import ACTIVE_BELOW, DEFAULT_PREFIX, QueueKeys
 from .lanes import Lanes
-from .queue_maintenance import QueueMaintenance
+from .queue_maintenance import QueueMaintenance, job_types
 from .job_scheduler import QueueSchedulers
 from .queue_parent import QueueParent
 from .queue_groups import QueueGroups
@@ -21,8 +21,6 @@ from .queue_settings import QueueSettings
 from .options import DEFAULT_MAX_PAYLOAD, normalize_job_options, stored_options
 from .runner import Runner
 
-_TYPES = ("active", "completed", "delayed", "failed", "prioritized", "waiting", "waiting-children", "wait", "paused", "repeat")
-_DEFAULT_TYPES = ("active", "completed", "delayed", "failed", "prioritized", "waiting", "waiting-children")
 _SETS = {"active": "active", "delayed": "delayed", "completed": "completed", "failed": "failed",
          "waiting-children": "wchildren", "repeat": "scheds"}
 _BULK = 100
@@ -48,20 +46,6 @@ def _add_batches(prepared: List[Any]) -> List[List[Any]]:
 _TICK_BATCH = 50  # adds of one loop turn per script call, as the Node client's ADD_COALESCE
 _QUEUE_OPTS = ("connection", "prefix", "defaultJobOptions", "maxPayloadBytes", "keepLogs", "skipVersionCheck",
                "skipWaitingForReady", "streams", "settings", "telemetry", "skipMetasUpdate", "blockingConnection")
-
-
-def job_types(types: Sequence[Any]) -> List[str]:
-    flat: List[Any] = []
-    for t in types:
-        flat.extend(t if isinstance(t, (list, tuple)) else [t])
-    for t in flat:
-        if t not in _TYPES:
-            v.fail("types", f"a list of {', '.join(_TYPES)}", t)
-    out: List[str] = []
-    for t in flat or _DEFAULT_TYPES:
-        if t not in out:
-            out.append(t)
-    return out
 
 
 class QueueBase(EventEmitter):

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional
 
 from . import codec
 from . import validate as v
+from .job import Job
 from .options import DEFAULT_LANE
 
 GROUP_STATUSES = ("waiting", "paused", "limited", "maxed")
@@ -121,7 +122,6 @@ class QueueGroups:
         if one is not None:  # a one-job lane is a list of one
             s1, e1 = (s + 1 if s < 0 else s), (e + 1 if e < 0 else e)
             page = [one[1]] if max(s1, 0) <= 0 <= e1 else []
-        from .job import Job
         out = []
         for m in page:
             job = await Job.fromId(self, m[14:])  # a lane member: 14-character arrival stamp, then the id

@@ -6,7 +6,7 @@ A mixin of Queue: it uses the queue's client, keys, runner and emit."""
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import codec
 from . import scripts
@@ -16,6 +16,7 @@ from .errors import ActiveJobsError, EchoMQError, IncompatibleLayoutError
 from .keys import ACTIVE_BELOW, QueueKeys, parse_job_key
 from .library import code, library
 from .outbox import drain_all
+from .runner import Runner
 
 _MOVE_BATCH = 500
 _DRAIN_BATCH = 150  # jobs per drain call (as the Node client): a call stays under ~2.5 ms
@@ -25,6 +26,23 @@ _LANE_PAGE = 500
 CLEAN_TYPES = ("completed", "wait", "waiting", "active", "paused", "prioritized", "delayed", "failed")
 _CLEAN_STATE = {"completed": "c", "failed": "f", "delayed": "d", "active": "a"}
 _SLOT_JOB = re.compile(r"^repeat:(.+):(\d+)$", re.S)
+_TYPES = ("active", "completed", "delayed", "failed", "prioritized", "waiting", "waiting-children", "wait", "paused", "repeat")
+_DEFAULT_TYPES = ("active", "completed", "delayed", "failed", "prioritized", "waiting", "waiting-children")
+
+
+def job_types(types: Sequence[Any]) -> List[str]:
+    """The job types a getter was given (lists flattened, each once, validated), or the default seven."""
+    flat: List[Any] = []
+    for t in types:
+        flat.extend(t if isinstance(t, (list, tuple)) else [t])
+    for t in flat:
+        if t not in _TYPES:
+            v.fail("types", f"a list of {', '.join(_TYPES)}", t)
+    out: List[str] = []
+    for t in flat or _DEFAULT_TYPES:
+        if t not in out:
+            out.append(t)
+    return out
 
 
 class QueueMaintenance:
@@ -34,7 +52,6 @@ class QueueMaintenance:
 
     def sanitizeJobTypes(self, types: Any) -> List[str]:
         """BullMQ Python's: the job types given (each once, validated), or its default seven."""
-        from .queue import job_types
         return job_types(list(types or []))
 
     async def getCountsPerPriority(self, priorities: Any) -> Dict[str, int]:
@@ -270,7 +287,6 @@ class QueueMaintenance:
         [r] = await scripts.remove(self.runner, [jid])
         if r == -3:
             return 0  # became active in between
-        from .runner import Runner
         for _ in range(64):
             if not level:
                 break

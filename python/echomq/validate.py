@@ -8,6 +8,7 @@ import re
 from typing import Any, Dict, Mapping, NoReturn, Optional
 
 from .errors import ValidationError, ValidationTypeError
+from .js_numbers import js_number
 from .keys import ACTIVE_SENTINEL
 
 MAX_PRIORITY = 2_097_151
@@ -120,7 +121,6 @@ def _js_parse_int(s: str) -> Optional[str]:
     f = float(n)
     if f.is_integer() and abs(f) < 1e21:
         return str(int(f))
-    from .codec import js_number
     return js_number(f)
 
 

@@ -26,7 +26,8 @@ def redis_url():
     if os.environ.get("REDIS_URL"):
         yield os.environ["REDIS_URL"]
         return
-    binary = shutil.which("redis-server") or shutil.which("valkey-server")
+    # ECHOMQ_SERVER_BIN names another server binary (the Valkey run, scripts/valkey-test.sh).
+    binary = os.environ.get("ECHOMQ_SERVER_BIN") or shutil.which("redis-server") or shutil.which("valkey-server")
     if not binary:
         pytest.fail("redis-server is not installed (apt-get install redis-server)")
     port = _free_port()

@@ -9,7 +9,7 @@ import { closeConnection, type Connection, type RedisClient } from '../core/conn
 
 /** The server's version and type, as the worker's RedisConnection read them (INFO server, once per client). */
 export interface ServerInfo {
-  /** redis_version ('' when INFO was refused, e.g. by an ACL). */
+  /** The server's own version: valkey_version on Valkey, redis_version on Redis ('' when INFO was refused, e.g. by an ACL). */
   version: string;
   /** 'redis', 'valkey' or 'dragonfly' (BullMQ's DatabaseType). */
   type: string;

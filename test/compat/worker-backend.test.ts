@@ -22,12 +22,17 @@ describe('Worker.getBackend() (BullMQ 6 RedisQueueBackend escape hatches)', () =
       w.on('error', () => {});
       await w.waitUntilReady();
       const backend = w.getBackend() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
-      const info = (await (connection as Redis).info('server')).match(/^redis_version:(.*)$/m)![1]!.trim();
+      // The server's own name and version: Valkey reports valkey_version beside a redis_version
+      // it stays compatible with (7.2.4), and both libraries report the former.
+      const doc = await (connection as Redis).info('server');
+      const server = /^valkey_version:/m.test(doc) ? 'valkey' : 'redis';
+      const info = doc.match(new RegExp(`^${server}_version:(.*)$`, 'm'))![1]!.trim();
       const client = await backend.client;
       const blocking = await backend.blockingClient;
       const seen = {
         version: backend.redisVersion === info,
         type: backend.databaseType,
+        server,
         ping: await client.ping(),
         ownBlocking: blocking !== connection && (await blocking.ping()),
         before: [backend.connection.status, backend.blockingConnection.status],
@@ -38,7 +43,7 @@ describe('Worker.getBackend() (BullMQ 6 RedisQueueBackend escape hatches)', () =
       return { ...seen, after: [backend.connection.status, backend.blockingConnection.status], sharedOpen: (connection as Redis).status };
     }, 'backend');
     expect(r.echomq).toEqual(r.bullmq);
-    expect(r.bullmq).toMatchObject({ version: true, type: 'redis', before: ['ready', 'ready'], after: ['closed', 'closed'], sharedOpen: 'ready' });
+    expect(r.bullmq).toMatchObject({ version: true, type: r.bullmq.server, before: ['ready', 'ready'], after: ['closed', 'closed'], sharedOpen: 'ready' });
     // BullMQ wraps a client you pass in an adapter; echomq hands back the client itself.
   });
 
