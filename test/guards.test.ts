@@ -193,3 +193,43 @@ describe('the clients map the codes to ValidationError', () => {
     expect((err as ValidationError).field).toBe('addFlow nodes[0].lane (ARGV[7])');
   });
 });
+
+describe('the other scripts that take a lane or a number refuse before their first write', () => {
+  /** Calls the script and expects the bare status code with nothing written. */
+  async function refusedCode(script: string, argv: string[], code: number): Promise<void> {
+    const before = await settled();
+    expect(await rawCall(c, script, keys, argv)).toBe(code);
+    expect(await snapshot(c, keys)).toEqual(before);
+  }
+  it.each([
+    ['moveToLane to the empty lane', 'moveToLane', ['1', ''], Code.BAD_LANE],
+    ['moveToLane to a lane of 1025 characters', 'moveToLane', ['1', 'l'.repeat(1025)], Code.BAD_LANE],
+    ['setLane of the empty lane', 'setLane', ['', 'weight', '3'], Code.BAD_LANE],
+    ['setLane with a weight 0', 'setLane', ['b', 'weight', '0'], Code.BAD_ARGUMENT],
+    ['setLane with an unknown field', 'setLane', ['b', 'colour', '3'], Code.BAD_ARGUMENT],
+    ['setLane with a rate that is not max:ms', 'setLane', ['b', 'rate', '5'], Code.BAD_ARGUMENT],
+    ['pauseLane of the empty lane', 'pauseLane', ['', '1'], Code.BAD_LANE],
+    ['pauseLane with a flag other than 1/0', 'pauseLane', ['b', 'yes'], Code.BAD_ARGUMENT],
+    ['rateLimitLane of the empty lane', 'rateLimitLane', ['', '1000'], Code.BAD_LANE],
+    ['rateLimitLane for a non-numeric time', 'rateLimitLane', ['b', 'soon'], Code.BAD_ARGUMENT],
+    ['changePriority to a non-numeric priority', 'changePriority', ['2', 'high', '0'], Code.BAD_ARGUMENT],
+    ['changeDelay to a non-numeric delay', 'changeDelay', ['custom', 'later'], Code.BAD_ARGUMENT],
+  ])('%s', async (_label, script, argv, code) => {
+    await refusedCode(script as string, argv as string[], code as number);
+  });
+
+  const sched = (over: Record<number, string>): string[] => {
+    const a = ['s1', '60000', '', '', '', '', '', '', 'n', '{}', '', '0', 'default', '0', '', '', '', '', ''];
+    for (const [i, v] of Object.entries(over)) a[Number(i) - 1] = v;
+    return a;
+  };
+  it.each([
+    ['an empty scheduler id', sched({ 1: '' }), Code.BAD_ARGUMENT, 1],
+    ['a non-numeric every', sched({ 2: 'hourly' }), Code.BAD_ARGUMENT, 2],
+    ['a non-numeric priority', sched({ 12: 'x' }), Code.BAD_ARGUMENT, 12],
+    ['the empty lane', sched({ 13: '' }), Code.BAD_LANE, 13],
+    ['opts that are not an object', sched({ 11: 'x' }), Code.BAD_ARGUMENT, 11],
+  ])('upsertScheduler: %s', async (_label, argv, code, pos) => {
+    await refused('upsertScheduler', argv as string[], code as number, pos as number);
+  });
+});

@@ -141,11 +141,14 @@ export const lifecycleScripts = {
     },
   ): Promise<SchedulerSlotReply> {
     const t = a.template;
-    const r = (await raw.upsertScheduler(ctx, [
+    const args = [
       a.id, opt(a.every), a.pattern ?? '', a.tz ?? '', opt(a.startDate), opt(a.endDate), opt(a.limit), opt(a.firstCronSlot),
       t.name, t.data, t.opts, t.priority, t.lane, t.lifo ? '1' : '0',
       ...keepArgs(t.keepCompleted), ...keepArgs(t.keepFailed), opt(a.offset),
-    ])) as unknown[];
+    ];
+    const r = (await raw.upsertScheduler(ctx, args)) as unknown[];
+    const refused = guardRefusal(r, args, 'upsertScheduler', (pos) => `argument ${pos}`);
+    if (refused) throw refused;
     return Number(r[0]) === 0 ? { status: 2 } : parseSlot(r);
   },
 
