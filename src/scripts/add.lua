@@ -7,7 +7,7 @@
 --   [3] fields per job k: 4, or 5 when the jobs of the call are in several lanes (each job then
 --   names its lane, and the records' lane field is ''), or 2 (name and data only: every job
 --   takes record 1 and a generated id) for a call of one record that is plain: no dedup id,
---   parent or groupMaxSize, delay 0, not lifo (an error reply otherwise, before any write),
+--   parent or groupMaxSize, delay 0, not lifo (refused with -16 otherwise, before any write),
 --   then m option records of 15 fields, record r = 0..m-1 at a = 4 + 15r:
 --   [a] opts (JSON object; '' = none),
 --   [a + 1] priority (integer 0..2097151),
@@ -34,10 +34,8 @@
 --   [c + 1] name,
 --   [c + 2] data (JSON),
 --   [c + 3] option record number (1..m),
---   [c + 4] lane (only when k = 5).
---   Jobs of a bulk mostly share their options: the caller starts a new record only when a job's
---   options differ from the previous job's, so a job costs 4 arguments, not 19.
---   After the last job, optionally:
+--   [c + 4] lane (only when k = 5);
+--   then, after the last job, optionally:
 --   [4 + 15m + kn] request id (lib/once.lua; '' or absent = none): a rerun of the same request
 --   replies the first run's list and writes nothing.
 -- Returns: with k = 2, {first id, n}: every job was created, with consecutive generated ids
@@ -60,6 +58,8 @@
 --   the id the refused add asked for or was given) instead when nothing was created (none when
 --   replace keeps a holder that is not delayed, as BullMQ); with replace, removed (the delayed holder) and deduplicated (jobId of
 --   the new job, deduplicatedJobId of the replaced one).
+-- Jobs of a bulk mostly share their options: the caller starts a new record only when a job's
+-- options differ from the previous job's, so a job costs 4 arguments, not 19.
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/newjob.lua

@@ -15,8 +15,9 @@
 --   then per settled job (at most 1000), from a = 10 + F * i: [a] job id, [a + 1] token (the
 --   job's att when claimed), [a + 2] return value (JSON), and with F = 7: [a + 3] lane, [a + 4]
 --   kc, [a + 5] ka, [a + 6] made, each as the claim reply gave it ('' when absent there);
---   with F = 'g', groups instead: lane, kc, ka, made (as with F = 7), k (1 or more), then k
---   jobs of three fields (id, token, return value); the codes follow the jobs' order here;
+--   then with F = 'g', instead of the jobs above, groups of jobs that share those four fields
+--   (the codes follow the jobs' order here): lane, kc, ka, made (as with F = 7), k (1 or more),
+--   and k jobs of three fields (id, token, return value);
 --   then optionally one more: the request id (lib/once.lua; present when (#ARGV - 9) mod F is
 --   1, with 'g' when one argument is left after the last group): a rerun replies the first
 --   run's codes and its claimed jobs still active under their attempt, and changes nothing

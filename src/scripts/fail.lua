@@ -1,13 +1,15 @@
 -- fail: settles an active job whose attempt failed: retries it (at once, back of its tier, or
 -- after a backoff delay) or fails it for good; then claims the worker's next jobs.
 -- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsFailed, metricsFailedData, reqBase
--- ARGV: [1] job id, [2] token (the job's att when claimed), [3] failed reason, [4] stack trace
---   (JSON array), [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to
+-- ARGV: [1] job id, [2] token (the job's att when claimed), [3] failed reason, [4] the job's stack traces
+--   after this failure, stored as given: the claimed `stack` (JSON array of strings, absent =
+--   []) with this attempt's trace appended, the newest stackTraceLimit kept (opts, default 10;
+--   0 keeps none), written by the client, [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to
 --   claim next, [7] lease (ms) for them, [8] '1' when the attempts ran out (BullMQ:
 --   attemptsMade >= attempts), [9] owner token ('' or absent = a worker's own job; otherwise
 --   manual processing, as in complete.lua), [10] metrics data points (0 or absent = none),
---   [11] / [12] the worker's removeOnFail as keep count / age (ms) for jobs without their own
---   ('' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none),
+--   [11] the worker's removeOnFail keep count for jobs without their own ('' or absent = none),
+--   [12] its keep age (ms; '' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none),
 --   [14] request id ('' or absent = none; lib/once.lua): a rerun of a settle that went ahead
 --   replies its claimed jobs still active under their attempt and changes nothing
 -- Returns: like claim ({claimed, wakeInMs, ...}), or {code} on error.
