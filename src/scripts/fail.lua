@@ -12,7 +12,8 @@
 --   [12] its keep age (ms; '' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none),
 --   [14] request id ('' or absent = none; lib/once.lua): a rerun of a settle that went ahead
 --   replies its claimed jobs still active under their attempt and changes nothing
--- Returns: like claim ({claimed, wakeInMs, ...}), or {code} on error.
+-- Returns: like claim ({claimed, wakeInMs, ...}: at least two elements), or {code} on error:
+--   one element, so a reply of length 1 is a refusal.
 -- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch;
 --   EMQ_EXPIRED (error reply, lib/once.lua): a request older than the window without a record.
 -- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
