@@ -224,6 +224,17 @@ describe('the other scripts that take a lane or a number refuse before their fir
     return a;
   };
   it.each([
+    ['claim with a lease that is not a number', 'claim', ['1', 'soon', '', ''], 2],
+    ['claim with a count that is not a number', 'claim', ['many', '30000', '', ''], 1],
+    ['complete with a lease that is not a number (the job is active)', 'complete', ['1', 'x', '16384', '', '0', '', '', '', '3', '1', '1', 'null'], 2],
+    ['fail with a retry delay that is not a number (the job is active)', 'fail', ['1', '1', 'boom', '[]', 'later', '0', '30000', '0'], 5],
+    ['fail with a retry delay NaN', 'fail', ['1', '1', 'boom', '[]', 'nan', '0', '30000', '0'], 5],
+    ['recover with a maxStalledCount that is not a number', 'recover', ['one', '100'], 1],
+  ])('the hot path: %s', async (_label, script, argv, pos) => {
+    await refused(script as string, argv as string[], Code.BAD_ARGUMENT, pos as number);
+  });
+
+  it.each([
     ['an empty scheduler id', sched({ 1: '' }), Code.BAD_ARGUMENT, 1],
     ['a non-numeric every', sched({ 2: 'hourly' }), Code.BAD_ARGUMENT, 2],
     ['a non-numeric priority', sched({ 12: 'x' }), Code.BAD_ARGUMENT, 12],

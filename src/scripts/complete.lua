@@ -26,7 +26,8 @@
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
 --   recovered, is held under a newer token, or already finished); with an owner token also
 --   -6 lock mismatch (lib/lock.lua); -10 the job has pending children (flows). A job with an
---   error code is left as it was.
+--   error code is left as it was. Guards (lib/guard.lua), before any write: -16 with the reply
+--   {-16, position} when [1], [2] or [3] is not a non-negative integer.
 --   EMQ_EXPIRED (error reply, lib/once.lua): a request older than the window without a record.
 -- Events: completed (jobId, returnvalue, prev) per settled job; a flow child releases its
 --   parent in this queue when it was the last pending child: waiting | delayed (jobId of the
@@ -48,6 +49,11 @@ local MAX_SETTLE = 1000
 local grouped = ARGV[9] == 'g'
 local F = ARGV[9] == '7' and 7 or ARGV[9] == '3' and 3 or grouped and 7 or nil
 if not F then return redis.error_reply("ERR complete: fields per job must be 3, 7 or 'g'") end
+-- Guards (BAD_ARGUMENT, as lib/guard.lua's; inline: this block of the function library has no
+-- room for its locals): a count, lease or size that is not a number would fail after the settles.
+for p = 1, 3 do
+  if not string.find(ARGV[p], '^%d+$') then return { -16, p } end
+end
 local rid, m
 if grouped then
   local p, nargs = 10, #ARGV

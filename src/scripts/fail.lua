@@ -12,10 +12,12 @@
 --   [12] its keep age (ms; '' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none),
 --   [14] request id ('' or absent = none; lib/once.lua): a rerun of a settle that went ahead
 --   replies its claimed jobs still active under their attempt and changes nothing
--- Returns: like claim ({claimed, wakeInMs, ...}: at least two elements), or {code} on error:
---   one element, so a reply of length 1 is a refusal.
+-- Returns: like claim ({claimed, wakeInMs, ...}: the first element, claimed, is 0 or more), or
+--   {code} when the job is refused: a negative first element is a refusal.
 -- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch;
 --   EMQ_EXPIRED (error reply, lib/once.lua): a request older than the window without a record.
+--   Guards (lib/guard.lua), before any write: -16 with the reply {-16, position} when [5] is
+--   not a finite number or [6], [7] not non-negative integers.
 -- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
 --   out: QueueEvents emits retries-exhausted from it) when final; otherwise retrying then
 --   delayed (jobId, delay) or waiting (jobId, prev active). drained after a final failure
@@ -46,6 +48,14 @@ local function refusal(code)
   table.insert(out, 1, got)
   return out
 end
+-- Guards (BAD_ARGUMENT, as lib/guard.lua's; inline: this block of the function library has no
+-- room for its locals): a delay, count or lease that is not a number would fail after the ZREM.
+do -- the retry delay: any finite number (a long exponential backoff prints with an exponent)
+  local d = tonumber(ARGV[5])
+  if not d or d ~= d or d == math.huge or d == -math.huge then return { -16, 5 } end
+end
+if not string.find(ARGV[6], '^%d+$') then return { -16, 6 } end
+if not string.find(ARGV[7], '^%d+$') then return { -16, 7 } end
 local id, token, reason, stack = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local delay = tonumber(ARGV[5])
 local fetch, leaseMs, exhausted = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8] == '1'
