@@ -282,6 +282,8 @@ export const SCENARIOS = [
   guard('ratelimitlane-ms', 'rateLimitLane', ['b', 'soon']),
   guard('changepriority-not-a-number', 'changePriority', ['2', 'high', '0']),
   guard('changedelay-not-a-number', 'changeDelay', ['custom', 'later']),
+  guard('addlog-keep', 'addLog', ['1', 'a line', 'all']),
+  { name: 'guard-movetodelayed-delay', about: 'a moveToDelayed whose delay is not a number is refused before it touches the active job', steps: [...SETUP, claim('1'), call('moveToDelayed', ['1', '', '', 'later'])] },
   { name: 'guard-claim-lease', about: 'a claim whose lease is not a number is refused before it pops a job', steps: [...SETUP, call('claim', ['1', 'soon', '', ''])] },
   { name: 'guard-fail-delay', about: 'a fail whose retry delay is not a number is refused before it touches the active job', steps: [...SETUP, claim('1'), call('fail', ['1', '1', 'boom', '[]', 'later', '0', '30000', '0'])] },
   { name: 'guard-complete-lease', about: 'a complete whose lease is not a number is refused before it settles', steps: [...SETUP, claim('1'), call('complete', ['1', 'x', '16384', '', '0', '', '', '', '3', '1', '1', 'null'])] },

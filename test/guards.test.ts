@@ -214,6 +214,8 @@ describe('the other scripts that take a lane or a number refuse before their fir
     ['rateLimitLane for a non-numeric time', 'rateLimitLane', ['b', 'soon'], Code.BAD_ARGUMENT],
     ['changePriority to a non-numeric priority', 'changePriority', ['2', 'high', '0'], Code.BAD_ARGUMENT],
     ['changeDelay to a non-numeric delay', 'changeDelay', ['custom', 'later'], Code.BAD_ARGUMENT],
+    ['addLog with a keepLogs that is not a number', 'addLog', ['2', 'a line', 'all'], Code.BAD_ARGUMENT],
+    ['moveToDelayed with a delay that is not a number (the job is active)', 'moveToDelayed', ['1', '', '', 'later'], Code.BAD_ARGUMENT],
   ])('%s', async (_label, script, argv, code) => {
     await refusedCode(script as string, argv as string[], code as number);
   });
