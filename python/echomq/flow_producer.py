@@ -140,9 +140,10 @@ class FlowProducer(EventEmitter):
         d = p.n.get("deduplication")
         if d and parent is None:
             if has_children:
-                if d["mode"]:
-                    v.fail(f"{field}.opts.deduplication", "{id} or {id, ttl} on a job with children", user["deduplication"])
-                p.root_dedup = (d["id"], d["ttl"])
+                # addFlow.lua has no deduplication (docs/protocol.md, addFlow): refused before any
+                # write, with BullMQ's text, as the Node client does.
+                v.fail(f"{field}.opts.deduplication", "absent on a job with children", user["deduplication"],
+                       "Deduplication options cannot be used on flow nodes with children")
             else:
                 p.dedup = True
         p._user = user  # type: ignore[attr-defined]

@@ -53,3 +53,18 @@ async def test_add_refusal_is_a_validation_error(conn, qname, r, over, field, co
 def test_error_from_code_maps_the_guard_codes():
     for name in ("BAD_ID", "BAD_LANE", "BAD_ARGUMENT"):
         assert isinstance(error_from_code(library().codes[name], "moveToLane", "7"), ValidationError)
+
+
+async def test_flow_root_with_children_and_deduplication_is_refused_before_any_write(conn, qname, r):
+    """addFlow.lua has no deduplication pair: the client refuses it first (as Node does), where it
+    used to send one that the script read as its request id."""
+    from echomq import FlowProducer
+    fp = FlowProducer({"connection": conn})
+    try:
+        with pytest.raises(ValidationError) as ei:
+            await fp.add({"name": "p", "queueName": qname, "opts": {"deduplication": {"id": "d1"}},
+                          "children": [{"name": "c", "queueName": qname}]})
+        assert str(ei.value).startswith("Deduplication options cannot be used on flow nodes with children")
+        assert [k async for k in r.scan_iter(match=f"*{qname}*")] == []
+    finally:
+        await fp.close()
