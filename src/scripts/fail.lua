@@ -6,7 +6,8 @@
 --   []) with this attempt's trace appended, the newest stackTraceLimit kept (opts, default 10;
 --   0 keeps none), written by the client, [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to
 --   claim next, [7] lease (ms) for them, [8] '1' when the attempts ran out (BullMQ:
---   attemptsMade >= attempts), [9] owner token ('' or absent = a worker's own job; otherwise
+--   attemptsMade >= attempts, attemptsMade counting this failure; docs/protocol.md "The opts
+--   JSON"), [9] owner token ('' or absent = a worker's own job; otherwise
 --   manual processing, as in complete.lua), [10] metrics data points (0 or absent = none),
 --   [11] the worker's removeOnFail keep count for jobs without their own ('' or absent = none),
 --   [12] its keep age (ms; '' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none),
