@@ -23,15 +23,48 @@ const END = '<!-- scripts:end -->';
 /** An ARGV position marker: [1], [3..], [9 + 3i], [a], [a + 14], [b + 20 ..], [e + 1]. */
 const MARKER = /\[((?:\d+|[a-e])(?:\s*(?:\+|\.\.)[^\]]*)?)\]/g;
 
-/** The ARGV text split at its position markers: [{ pos, text }]; text before the first marker is dropped into `lead`. */
+/** Depth of parentheses at each index of text (a marker inside parentheses refers, it starts no row). */
+function depths(text) {
+  const out = new Array(text.length);
+  let d = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '(') d++;
+    out[i] = d;
+    if (text[i] === ')') d = Math.max(0, d - 1);
+  }
+  return out;
+}
+
+/** Where a row's text hands over to the next group's introduction: ", then …" / "; then …" outside parentheses. */
+function groupStart(text) {
+  const d = depths(text);
+  for (const m of text.matchAll(/[,;]\s+then\b/g)) if (d[m.index] === 0) return m.index;
+  return -1;
+}
+
+/**
+ * The ARGV text split at its position markers: rows [{ pos, text }], one per position, in order;
+ * text before the first marker is `lead`. A marker inside parentheses is a reference, not a row.
+ * The introduction of a repeated group after a row (", then m records of 15 fields, … at a = …:")
+ * becomes a row of its own with pos '' (shown as "then"), so each position row holds only its
+ * argument's description.
+ */
 export function argvRows(text) {
   const rows = [];
-  const marks = [...text.matchAll(MARKER)];
+  const d = depths(text);
+  const marks = [...text.matchAll(MARKER)].filter((m) => d[m.index] === 0);
   const lead = marks.length ? text.slice(0, marks[0].index).trim() : text.trim();
   marks.forEach((m, i) => {
     const end = i + 1 < marks.length ? marks[i + 1].index : text.length;
-    const body = text.slice(m.index + m[0].length, end).trim().replace(/[,;]$/, '').trim();
+    let body = text.slice(m.index + m[0].length, end).trim().replace(/[,;]$/, '').trim();
+    let group = '';
+    const g = groupStart(body);
+    if (g >= 0) {
+      group = body.slice(g + 1).trim().replace(/^then,?\s+/, '');
+      body = body.slice(0, g).trim();
+    }
     rows.push({ pos: m[1].replace(/\s+/g, ' '), text: body });
+    if (group) rows.push({ pos: '', text: group });
   });
   return { lead, rows };
 }
@@ -87,7 +120,7 @@ export function scriptSections(library) {
     out.push(`- **KEYS** (${h.keys.length}): ${h.keys.map((k) => `\`${k}\``).join(', ')}`);
     if (h.argv.lead) out.push(`- **ARGV**: ${h.argv.lead}`);
     out.push('', '| ARGV | argument and encoding |', '|---|---|');
-    for (const r of h.argv.rows) out.push(`| \`[${r.pos}]\` | ${cell(r.text)} |`);
+    for (const r of h.argv.rows) out.push(r.pos ? `| \`[${r.pos}]\` | ${cell(r.text)} |` : `| then | ${cell(r.text)} |`);
     if (h.argv.rows.length === 0) out.push('| – | none |');
     out.push('');
     out.push(`- **Reply**: ${h.returns}`);

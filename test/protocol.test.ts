@@ -41,7 +41,7 @@ function pageSection(name: string): { keys: string[]; argv: Array<{ pos: string;
   const keysLine = /^- \*\*KEYS\*\* \((\d+)\): (.*)$/m.exec(body);
   const keys = keysLine ? [...keysLine[2]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!) : [];
   if (keysLine) expect(Number(keysLine[1]), `${name}: KEYS count`).toBe(keys.length);
-  const argv = [...body.matchAll(/^\| `\[([^\]]+)\]` \| (.*) \|$/gm)].map((m) => ({ pos: m[1]!, text: m[2]!.replace(/\\\|/g, '|') }));
+  const argv = [...body.matchAll(/^\| (?:`\[([^\]]+)\]`|then) \| (.*) \|$/gm)].map((m) => ({ pos: m[1] ?? '', text: m[2]!.replace(/\\\|/g, '|') }));
   const reply = (/^- \*\*Reply\*\*: (.*)$/m.exec(body) ?? [])[1] ?? '';
   const codes = (/^- \*\*Status codes\*\*: (.*)$/m.exec(body) ?? [])[1] ?? '';
   return { keys, argv, reply, codes };
@@ -69,6 +69,19 @@ describe('docs/protocol.md against the scripts', () => {
     expect(h.errors, `${name}.lua: header without Errors`).not.toBe('');
     expect(h.events, `${name}.lua: header without Events`).not.toBe('');
     expect(s!.reply).toBe(h.returns);
+  });
+
+  it.each(scripts.map((h) => [h.name] as const))('%s: its ARGV table has one row per position, each with a description of its own', (name) => {
+    const rows = pageSection(name)!.argv;
+    const positions = rows.filter((r) => r.pos !== '').map((r) => r.pos);
+    expect(new Set(positions).size, `${name}: a position appears twice`).toBe(positions.length);
+    for (const r of rows) {
+      expect(r.text.trim(), `${name} [${r.pos}] has no description`).not.toMatch(/^[/|…,;.:]*$/);
+      // A row holds its own argument: no other position starts inside it (references sit in parentheses).
+      const outside = r.text.replace(/\([^()]*(?:\([^()]*\)[^()]*)*\)/g, '');
+      expect(outside, `${name} [${r.pos}] runs into another position`).not.toMatch(/(?:^|[,;:]\s)\[(?:\d+|[a-e])(?:\s*(?:\+|\.\.)[^\]]*)?\]/);
+      if (r.pos === '') expect(r.text, `${name}: a group row introduces the next positions`).toMatch(/\S/);
+    }
   });
 
   it('the generated reference is current (node scripts/protocol-scripts.mjs --write)', () => {

@@ -253,7 +253,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     expect((await jobHashes(name)).length).toBe(1); // it ran
     p.policy = () => false;
     const direct = { client: redis, keys: k };
-    const job = { id: '', name: 'x', data: '{"a":1}', opts: '', priority: 0, lane: '', delay: 0, lifo: false, keepCompleted: [-1, 0] as [number, number], keepFailed: [-1, 0] as [number, number] };
+    const job = { id: '', name: 'x', data: '{"a":1}', opts: '', priority: 0, lane: 'default', delay: 0, lifo: false, keepCompleted: [-1, 0] as [number, number], keepFailed: [-1, 0] as [number, number] };
     const [again] = await scripts.add(direct, [job], rid);
     expect(again!.id).toBe('1');
     expect((await jobHashes(name)).length).toBe(1);
@@ -358,7 +358,7 @@ describe('applied once: lost replies through a fault proxy', () => {
     const name = qname('once-expired');
     const k = keysOf(name);
     const direct = { client: redis, keys: k };
-    const job = { id: '', name: 'x', data: '{}', opts: '', priority: 0, lane: '', delay: 0, lifo: false, keepCompleted: [-1, 0] as [number, number], keepFailed: [-1, 0] as [number, number] };
+    const job = { id: '', name: 'x', data: '{}', opts: '', priority: 0, lane: 'default', delay: 0, lifo: false, keepCompleted: [-1, 0] as [number, number], keepFailed: [-1, 0] as [number, number] };
     const now = Number((await redis.time())[0]) * 1000;
     const err = await scripts.add(direct, [job], `old@${now - 59_000}`).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RequestOutcomeUnknownError);

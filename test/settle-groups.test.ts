@@ -4,6 +4,7 @@
 // refused before any write.
 import { describe, expect, it } from 'vitest';
 import { Worker } from '../src/index.js';
+import { Code } from '../src/core/errors.js';
 import { scripts, settleHint, type ClaimedJob } from '../src/scripts/index.js';
 import { bindScript } from '../src/scripts/runner.js';
 import { qname, snapshot, waitFor } from './helpers.js';
@@ -169,12 +170,13 @@ describe('add: two fields a job for a plain call', () => {
     const before = await snapshot(srv.admin, q.keys);
     const record = (o: { delay?: number; lifo?: string; dedup?: string; gmax?: string } = {}) =>
       ['', 0, 'default', o.delay ?? 0, o.lifo ?? '0', '', '', '', '', o.dedup ?? '', 0, '', '', '', o.gmax ?? ''];
-    await expect(rawAdd(ctx, [1, 1, 2, ...record({ delay: 10 }), 'n', '1'])).rejects.toThrow(/2 fields per job need a plain record/);
-    await expect(rawAdd(ctx, [1, 1, 2, ...record({ lifo: '1' }), 'n', '1'])).rejects.toThrow(/plain record/);
-    await expect(rawAdd(ctx, [1, 1, 2, ...record({ dedup: 'd' }), 'n', '1'])).rejects.toThrow(/plain record/);
-    await expect(rawAdd(ctx, [1, 1, 2, ...record({ gmax: '3' }), 'n', '1'])).rejects.toThrow(/plain record/);
-    await expect(rawAdd(ctx, [1, 2, 2, ...record(), ...record(), 'n', '1'])).rejects.toThrow(/exactly one option record/);
-    await expect(rawAdd(ctx, [1, 1, 3, ...record(), 'n', '1', 'x'])).rejects.toThrow(/fields per job must be 2, 4 or 5, got 3/);
+    // Refused by add.lua's guards with {BAD_ARGUMENT, position}: 3 (fields per job), 2 (records).
+    expect(await rawAdd(ctx, [1, 1, 2, ...record({ delay: 10 }), 'n', '1'])).toEqual([Code.BAD_ARGUMENT, 3]);
+    expect(await rawAdd(ctx, [1, 1, 2, ...record({ lifo: '1' }), 'n', '1'])).toEqual([Code.BAD_ARGUMENT, 3]);
+    expect(await rawAdd(ctx, [1, 1, 2, ...record({ dedup: 'd' }), 'n', '1'])).toEqual([Code.BAD_ARGUMENT, 3]);
+    expect(await rawAdd(ctx, [1, 1, 2, ...record({ gmax: '3' }), 'n', '1'])).toEqual([Code.BAD_ARGUMENT, 3]);
+    expect(await rawAdd(ctx, [1, 2, 2, ...record(), ...record(), 'n', '1'])).toEqual([Code.BAD_ARGUMENT, 2]);
+    expect(await rawAdd(ctx, [1, 1, 3, ...record(), 'n', '1', 'x'])).toEqual([Code.BAD_ARGUMENT, 3]);
     expect(await snapshot(srv.admin, q.keys)).toEqual(before);
   });
 });

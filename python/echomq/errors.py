@@ -78,6 +78,28 @@ class ActiveJobsError(EchoMQError):
         super().__init__(f"Cannot {op} queue with active jobs")
 
 
+# What the library's guards (lib/guard.lua) expect of the argument they refused, by code
+# (GUARD_EXPECTED in src/core/errors.ts).
+GUARD_EXPECTED = {
+    -14: "a job id the store can take (not an integer the id counter has not given out, not the active set "
+         "sentinel, at most 1024 characters)",
+    -15: "a non-empty lane name of at most 1024 characters",
+    -16: "an argument in the form docs/protocol.md states for it",
+}
+
+
+def guard_refusal(reply: Any, args: Any, op: str, name_of: Any) -> Optional[ValidationError]:
+    """The error of a reply {code, position} by which a script's guards refused a call (add,
+    addFlow), or None for any other reply; name_of(position) names the argument."""
+    if not isinstance(reply, (list, tuple)) or not reply or not isinstance(reply[0], int) or reply[0] not in GUARD_EXPECTED:
+        return None
+    pos = int(reply[1])
+    sent = args[pos - 1] if 0 < pos <= len(args) else None
+    got = sent if isinstance(sent, str) else str(sent)
+    got = f"{got[:60]!r}… ({len(got)} chars)" if len(got) > 60 else repr(got)
+    return ValidationError(f"{op} {name_of(pos)} (ARGV[{pos}])", GUARD_EXPECTED[reply[0]], got)
+
+
 def error_from_code(status: int, op: str, job_id: str = "") -> Exception:
     """The one place a negative script reply becomes an error (codes looked up by name)."""
     from .library import library
@@ -93,6 +115,8 @@ def error_from_code(status: int, op: str, job_id: str = "") -> Exception:
         return ActiveJobsError(op)
     if status == codes["PENDING_DEPENDENCIES"]:
         return EchoMQError(f"Job {job_id} has pending dependencies. {op}")
+    if status in (codes["BAD_ID"], codes["BAD_LANE"], codes["BAD_ARGUMENT"]):
+        return ValidationError(f"{op} argument", GUARD_EXPECTED[status], repr(job_id))
     names = [n for n, c in codes.items() if c == status]
     return EchoMQError(f"{op} failed for job {job_id}: status {status} ({'/'.join(names) or 'unknown'})")
 

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 from . import codec
 from . import scripts
 from . import validate as v
-from .errors import EchoMQError, InvalidStateError
+from .errors import EchoMQError, InvalidStateError, guard_refusal
 from .event_emitter import EventEmitter
 from .job import Job
 from .keys import DEFAULT_PREFIX, QueueKeys
@@ -150,9 +150,10 @@ class FlowProducer(EventEmitter):
         d = p.n.get("deduplication")
         if d and parent is None:
             if has_children:
-                if d["mode"]:
-                    v.fail(f"{field}.opts.deduplication", "{id} or {id, ttl} on a job with children", user["deduplication"])
-                p.root_dedup = (d["id"], d["ttl"])
+                # addFlow.lua has no deduplication (docs/protocol.md, addFlow): refused before any
+                # write, with BullMQ's text, as the Node client does.
+                v.fail(f"{field}.opts.deduplication", "absent on a job with children", user["deduplication"],
+                       "Deduplication options cannot be used on flow nodes with children")
             else:
                 p.dedup = True
         p._user = user  # type: ignore[attr-defined]
@@ -219,6 +220,9 @@ class FlowProducer(EventEmitter):
             if root_dedup and not written:
                 args.extend([root_dedup[0], root_dedup[1]])
             r = await batch[0].queue.runner.call_once("addFlow", args, "addFlow", derive_request_id(rid, next(parts)))
+            refused = guard_refusal(r, args, "addFlow", lambda pos: f"argument {pos}")
+            if refused is not None:
+                raise refused
             status = int(r[0])
             if status == 2:
                 return str(r[1])

@@ -188,6 +188,10 @@ class JobScheduler:
                            n["priority"], n["lane"], "1" if n["lifo"] else "0", *keep_args(n["keepCompleted"]),
                            *keep_args(n["keepFailed"]), r.get("offset", "")]
         reply = await self.queue.runner.call("upsertScheduler", args)
+        from .errors import guard_refusal
+        refused = guard_refusal(reply, args, "upsertScheduler", lambda pos: f"argument {pos}")
+        if refused is not None:
+            raise refused
         if int(reply[0]) != 1:
             return None
         return await self.queue.getJob(str(reply[2]))

@@ -70,6 +70,22 @@ def _plain_record(r: Sequence[Any]) -> bool:
     return r[3] == 0 and r[4] == "0" and r[9] == "" and r[12] == "" and r[14] == ""
 
 
+_ADD_RECORD = ["opts", "priority", "lane", "delay", "lifo", "keepCompletedCount", "keepCompletedAgeMs", "keepFailedCount",
+               "keepFailedAgeMs", "dedupId", "dedupTtlMs", "timestamp", "parent", "dedupMode", "groupMaxSize"]
+
+
+def add_arg_name(pos: int, m: int, k: int) -> str:
+    """add.lua's name of ARGV position pos (1-based) in a call of m option records and k fields
+    per job (addArgName in src/scripts/index.ts)."""
+    if pos <= 3:
+        return ["job count", "option record count", "fields per job"][pos - 1]
+    o = pos - 4
+    if o < 15 * m:
+        return f"records[{o // 15}].{_ADD_RECORD[o % 15]}"
+    fields = ["name", "data"] if k == 2 else ["id", "name", "data", "record", "lane"]
+    return f"jobs[{(o - 15 * m) // k}].{fields[(o - 15 * m) % k]}"
+
+
 async def add(run: Runner, jobs: Sequence[AddJob], request_id: Optional[str] = None) -> List[AddReply]:
     """One call for up to 100 jobs: each run of equal options is one record (add.lua header)."""
     lane0 = jobs[0].lane
@@ -95,7 +111,12 @@ async def add(run: Runner, jobs: Sequence[AddJob], request_id: Optional[str] = N
         else:
             per_job += [j.id, j.name, j.data, k] + ([j.lane] if lane_per_job else [])
     fields = 2 if plain else 5 if lane_per_job else 4
-    reply = await run.call_once("add", [len(jobs), rec, fields, *records, *per_job], "add", request_id)
+    args = [len(jobs), rec, fields, *records, *per_job]
+    reply = await run.call_once("add", args, "add", request_id)
+    from .errors import guard_refusal
+    refused = guard_refusal(reply, args, "add", lambda pos: add_arg_name(pos, rec, fields))
+    if refused is not None:
+        raise refused
     if plain:
         # {first id, n}: every job created, ids consecutive (a Python queue is not sharded)
         first = int(reply[0])

@@ -35,7 +35,7 @@ from .custom_errors.step_errors import DelayedError, RateLimitError, WaitingErro
 _SETTLE_MAX = 200
 _RECOVER_BATCH = 100
 _RECOVER_CALLS = 10
-_MAX_EVENT_VALUE = 32 * 1024
+_MAX_EVENT_VALUE = 16 * 1024  # maxEventValueBytes, as Node's default (docs/protocol.md "Defaults both clients use")
 _RATE_BLOCK = 2 ** 50
 
 

@@ -334,6 +334,12 @@ export const Code = {
   CROSS_QUEUE_CHILDREN: -12,
   /** upgradeLayout: the stored layout version has no upgrade to this one (it is neither 1 nor 2). */
   UNKNOWN_LAYOUT: -13,
+  /** add, addFlow: a custom job id the store cannot take (an integer the id counter has not given out, the active set's sentinel, or too long). */
+  BAD_ID: -14,
+  /** A lane name the store cannot take: '' (the filler field of lone, lactive and lcfg) or too long. */
+  BAD_LANE: -15,
+  /** An argument not in the form its script's ARGV table states (a number, flag, count or JSON object). */
+  BAD_ARGUMENT: -16,
 } as const;
 export type StatusCode = (typeof Code)[keyof typeof Code];
 
@@ -360,7 +366,17 @@ export interface Refusal {
   readonly queue?: string;
   /** UNKNOWN_LAYOUT: the layout version the queue's meta hash holds. */
   readonly layout?: string;
+  /** BAD_ID, BAD_LANE, BAD_ARGUMENT: the refused argument's name and value as sent. */
+  readonly field?: string;
+  readonly got?: string;
 }
+
+/** What the library's guards (lib/guard.lua) expect of the argument they refused, by code. */
+export const GUARD_EXPECTED: Readonly<Record<number, string>> = {
+  [-14]: 'a job id the store can take (not an integer the id counter has not given out, not the active set sentinel, at most 1024 characters)',
+  [-15]: 'a non-empty lane name of at most 1024 characters',
+  [-16]: 'an argument in the form docs/protocol.md states for it',
+};
 
 /** "<BullMQ's text>: <op>: job "<id>" <detail>", each part only when there is one. */
 function refusalText(r: Refusal, bull: string, detail: string): string {
@@ -388,7 +404,31 @@ const REFUSALS: Readonly<Partial<Record<StatusCode, (r: Refusal) => Error>>> = {
   [Code.CHILD_FAILED]: (r) => new UnrecoverableError(`Cannot complete job ${r.jobId} because it has at least one failed child. ${r.command ?? r.op}`),
   [Code.PENDING_DEPENDENCIES]: (r) => pendingDependenciesError(r.jobId, r.command ?? 'moveToFinished'),
   [Code.UNKNOWN_LAYOUT]: (r) => new IncompatibleLayoutError(r.queue ?? '', r.layout ?? '?', LAYOUT_VERSION),
+  [Code.BAD_ID]: (r) => guardError(Code.BAD_ID, r),
+  [Code.BAD_LANE]: (r) => guardError(Code.BAD_LANE, r),
+  [Code.BAD_ARGUMENT]: (r) => guardError(Code.BAD_ARGUMENT, r),
 };
+
+/**
+ * The error of a reply {code, position} by which a script's guards refused a call (add, addFlow,
+ * upsertScheduler), or undefined for any other reply. nameOf names the argument at that 1-based
+ * ARGV position; args are the arguments as sent.
+ */
+export function guardRefusal(reply: unknown, args: readonly unknown[], op: string, nameOf: (pos: number) => string): Error | undefined {
+  if (!Array.isArray(reply)) return undefined;
+  const code = reply[0];
+  if (code !== Code.BAD_ID && code !== Code.BAD_LANE && code !== Code.BAD_ARGUMENT) return undefined;
+  const pos = Number(reply[1]);
+  const sent = args[pos - 1];
+  const got = typeof sent === 'string' ? (sent.length > 60 ? `${JSON.stringify(sent.slice(0, 60))}… (${sent.length} chars)` : JSON.stringify(sent)) : String(sent);
+  return refusalError(code, { jobId: '', op, field: `${op} ${nameOf(pos)} (ARGV[${pos}])`, got });
+}
+
+/** A call the library's guards refused: a ValidationError naming the argument (nothing was written). */
+function guardError(code: number, r: Refusal): ValidationError {
+  const field = r.field ?? (r.op ? `${r.op} argument` : 'argument');
+  return new ValidationError(field, GUARD_EXPECTED[code]!, r.got ?? JSON.stringify(r.jobId));
+}
 
 /** The typed error of a call the scripts refused with `code` (REFUSALS). */
 export function refusalError(code: number, r: Refusal): Error {

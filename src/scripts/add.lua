@@ -7,7 +7,7 @@
 --   [3] fields per job k: 4, or 5 when the jobs of the call are in several lanes (each job then
 --   names its lane, and the records' lane field is ''), or 2 (name and data only: every job
 --   takes record 1 and a generated id) for a call of one record that is plain: no dedup id,
---   parent or groupMaxSize, delay 0, not lifo (an error reply otherwise, before any write),
+--   parent or groupMaxSize, delay 0, not lifo (refused with -16 otherwise, before any write),
 --   then m option records of 15 fields, record r = 0..m-1 at a = 4 + 15r:
 --   [a] opts (JSON object; '' = none),
 --   [a + 1] priority (integer 0..2097151),
@@ -34,10 +34,8 @@
 --   [c + 1] name,
 --   [c + 2] data (JSON),
 --   [c + 3] option record number (1..m),
---   [c + 4] lane (only when k = 5).
---   Jobs of a bulk mostly share their options: the caller starts a new record only when a job's
---   options differ from the previous job's, so a job costs 4 arguments, not 19.
---   After the last job, optionally:
+--   [c + 4] lane (only when k = 5);
+--   then, after the last job, optionally:
 --   [4 + 15m + kn] request id (lib/once.lua; '' or absent = none): a rerun of the same request
 --   replies the first run's list and writes nothing.
 -- Returns: with k = 2, {first id, n}: every job was created, with consecutive generated ids
@@ -48,43 +46,91 @@
 --   exist (nothing is written for that job), -7 when a job with that id exists as the child
 --   of another parent that still exists (nothing is written), or -11 when the job's lane already holds groupMaxSize
 --   waiting jobs (nothing is written for that job; id '').
+--   A call refused by its guards (lib/guard.lua) replies {code, position} instead, position
+--   being the refused argument's ARGV index, and writes nothing.
 -- Errors (per job, in the created slot): -5 missing parent, -7 other parent, -11 group full; EMQ_EXPIRED (error reply, lib/once.lua)
---   for a request older than the window without a record.
+--   for a request older than the window without a record. Guards, before any write: -14 a
+--   custom id that is an integer by BullMQ's rule and above the id counter's last id (or not
+--   positive), the active set's sentinel, or over 1024 UTF-16 units; -15 a lane '' or over
+--   1024 UTF-16 units; -16 any other argument not in its form above.
 -- Events: added (jobId, name, lane, delay), waiting | delayed; duplicated (jobId of the
 --   existing job) or deduplicated (jobId of the kept job, deduplicationId, deduplicatedJobId:
 --   the id the refused add asked for or was given) instead when nothing was created (none when
 --   replace keeps a holder that is not delayed, as BullMQ); with replace, removed (the delayed holder) and deduplicated (jobId of
 --   the new job, deduplicatedJobId of the replaced one).
+-- Jobs of a bulk mostly share their options: the caller starts a new record only when a job's
+-- options differ from the previous job's, so a job costs 4 arguments, not 19.
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/newjob.lua
 --!include lib/dedup.lua
 --!include lib/once.lua
 --!include lib/runs.lua
+--!include lib/guard.lua
 
 -- ARGV[1]: the job count, or 'n:step:offset' for a shard of a sharded queue.
 local n, idStep, idOffset = string.match(ARGV[1], '^(%d+):(%d+):(%d+)$')
 if n then n, idStep, idOffset = tonumber(n), tonumber(idStep), tonumber(idOffset)
-else n, idStep, idOffset = tonumber(ARGV[1]), 1, 0 end
+elseif isUint(ARGV[1]) then n, idStep, idOffset = tonumber(ARGV[1]), 1, 0
+else return { BAD_ARGUMENT, 1 } end
+if idStep < 1 or idOffset >= idStep then return { BAD_ARGUMENT, 1 } end
 -- The generated id of counter value c (see ARGV[1]).
 local function idOf(c)
   return string.format('%d', (c - 1) * idStep + idOffset + 1)
 end
-local recordCount = tonumber(ARGV[2])
+local recordCount = isUint(ARGV[2]) and tonumber(ARGV[2]) or -1
 local JOB_FIELDS = tonumber(ARGV[3]) -- 4, or 5 when each job names its lane, or 2 (plain)
 local lanePerJob = JOB_FIELDS == 5
 -- A plain call's jobs name no id and no record: two arguments each instead of four.
 local namesOnly = JOB_FIELDS == 2
-if not (namesOnly or JOB_FIELDS == 4 or lanePerJob) then
-  return redis.error_reply('ERR add: fields per job must be 2, 4 or 5, got ' .. ARGV[3])
+if not (namesOnly or JOB_FIELDS == 4 or lanePerJob) then return { BAD_ARGUMENT, 3 } end
+if recordCount < 0 or (namesOnly and recordCount ~= 1) or (recordCount == 0 and n > 0) then
+  return { BAD_ARGUMENT, 2 }
 end
-if namesOnly and recordCount ~= 1 then
-  return redis.error_reply('ERR add: 2 fields per job take exactly one option record')
+-- Guards (lib/guard.lua), before the first write: the call's length, each option record, and
+-- below each job's id, record number and lane. A plain call pays for its one record only.
+local JOB0 = 4 + recordCount * 15 -- the first job's first field (REC0, REC below)
+do
+  local last = JOB0 - 1 + n * JOB_FIELDS
+  if #ARGV ~= last and #ARGV ~= last + 1 then return { BAD_ARGUMENT, 1 } end
+  for a = 4, JOB0 - 1, 15 do
+    local lane = ARGV[a + 2]
+    if not isObject(ARGV[a]) then return { BAD_ARGUMENT, a } end
+    if not isPriority(ARGV[a + 1]) then return { BAD_ARGUMENT, a + 1 } end
+    if lanePerJob then
+      if lane ~= '' then return { BAD_LANE, a + 2 } end
+    elseif badLane(lane) then return { BAD_LANE, a + 2 } end
+    if not isUint(ARGV[a + 3]) then return { BAD_ARGUMENT, a + 3 } end
+    if not isFlag(ARGV[a + 4]) then return { BAD_ARGUMENT, a + 4 } end
+    -- Keep counts may be negative (-2 = removeOnComplete false); ages, TTL and timestamp not.
+    if not optInt(ARGV[a + 5]) then return { BAD_ARGUMENT, a + 5 } end
+    if not optUint(ARGV[a + 6]) then return { BAD_ARGUMENT, a + 6 } end
+    if not optInt(ARGV[a + 7]) then return { BAD_ARGUMENT, a + 7 } end
+    if not optUint(ARGV[a + 8]) then return { BAD_ARGUMENT, a + 8 } end
+    if not optUint(ARGV[a + 10]) then return { BAD_ARGUMENT, a + 10 } end
+    if not optUint(ARGV[a + 11]) then return { BAD_ARGUMENT, a + 11 } end
+    if ARGV[a + 12] ~= '' and not isParent(ARGV[a + 12]) then return { BAD_ARGUMENT, a + 12 } end
+    if not string.find(ARGV[a + 13], '^[ersk]*$') then return { BAD_ARGUMENT, a + 13 } end
+    if ARGV[a + 14] ~= '' and not (isUint(ARGV[a + 14]) and ARGV[a + 14] ~= '0') then return { BAD_ARGUMENT, a + 14 } end
+  end
+  if not namesOnly then
+    local given -- the highest id the counter gave out (read once, when an integer id appears)
+    local function lastId()
+      if not given then
+        local c = tonumber(redis.call('HGET', K.meta, 'id') or '0')
+        given = c > 0 and (c - 1) * idStep + idOffset + 1 or 0
+      end
+      return given
+    end
+    for b = JOB0, JOB0 + (n - 1) * JOB_FIELDS, JOB_FIELDS do
+      if ARGV[b] ~= '' and badId(ARGV[b], lastId) then return { BAD_ID, b } end
+      if lanePerJob and badLane(ARGV[b + 4]) then return { BAD_LANE, b + 4 } end
+    end
+  end
 end
 local now = nowMs()
 local out = {}
 local readyAdded = false
-local JOB0 = 4 + recordCount * 15 -- the first job's first field (REC0, REC below)
 local rec0, refused = onceBegin(ARGV[JOB0 + n * JOB_FIELDS], now)
 if refused then return redis.error_reply(refused) end
 if rec0 then
@@ -146,9 +192,7 @@ local function plainCall()
   return true
 end
 local plain = n > 0 and plainCall()
-if namesOnly and not plain and n > 0 then
-  return redis.error_reply('ERR add: 2 fields per job need a plain record (no dedup id, parent or groupMaxSize, delay 0, not lifo)')
-end
+if namesOnly and not plain and n > 0 then return { BAD_ARGUMENT, 3 } end
 if plain then
   local r = recs[1]
   local first = redis.call('HINCRBY', K.meta, 'id', n) - n
@@ -205,7 +249,12 @@ if plain then
 end
 
 local jobRec = {}
-for j = 0, n - 1 do jobRec[j] = recs[tonumber(ARGV[JOB0 + j * JOB_FIELDS + J_RECORD])] end
+for j = 0, n - 1 do
+  local at = JOB0 + j * JOB_FIELDS + J_RECORD
+  local rec = isUint(ARGV[at]) and recs[tonumber(ARGV[at])]
+  if not rec then return { BAD_ARGUMENT, at } end
+  jobRec[j] = rec
+end
 
 -- Reserve in blocks what the batch needs: generated ids for jobs without a custom or dedup id
 -- (those are always created; a job with a dedup id takes one only if it is created), and

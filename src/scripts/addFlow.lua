@@ -43,7 +43,11 @@
 --   another queue, or is a root attached to an outside parent, {-5, id} when the existing
 --   parent job id names is missing, {-7, id} when an existing job has another parent that
 --   still exists (nothing is written).
--- Errors: -5, -7, -12 as above; EMQ_EXPIRED (error reply, lib/once.lua).
+--   A call refused by its guards (lib/guard.lua) replies {code, position}, position being the
+--   refused argument's ARGV index, and writes nothing.
+-- Errors: -5, -7, -12 as above; EMQ_EXPIRED (error reply, lib/once.lua). Guards, as add.lua's:
+--   -14 an id '' or one add refuses; -15 a lane add refuses; -16 any other argument not in its
+--   form above.
 -- Events: added per job, then waiting | delayed | waiting-children.
 --!include lib/common.lua
 --!include lib/lanes.lua
@@ -51,11 +55,46 @@
 --!include lib/newjob.lua
 --!include lib/flow.lua
 --!include lib/once.lua
+--!include lib/guard.lua
 
+if not isUint(ARGV[1]) then return { BAD_ARGUMENT, 1 } end
 local n = tonumber(ARGV[1])
--- Where the nodes end: the optional request id follows them.
+-- Guards (lib/guard.lua), before the first write: every node's arguments. Where the nodes end:
+-- the optional request id follows them.
 local tail = 2
-for _ = 1, n do tail = tail + 20 + tonumber(ARGV[tail + 19]) end
+do
+  local given -- the highest id the counter gave out (read once, when an integer id appears)
+  local function lastId()
+    if not given then given = tonumber(redis.call('HGET', K.meta, 'id') or '0') end
+    return given
+  end
+  for _ = 1, n do
+    local b = tail
+    if #ARGV < b + 19 then return { BAD_ARGUMENT, 1 } end
+    if ARGV[b] == '' or badId(ARGV[b], lastId) then return { BAD_ID, b } end
+    if not isObject(ARGV[b + 3]) then return { BAD_ARGUMENT, b + 3 } end
+    if not isPriority(ARGV[b + 4]) then return { BAD_ARGUMENT, b + 4 } end
+    if badLane(ARGV[b + 5]) then return { BAD_LANE, b + 5 } end
+    if not isUint(ARGV[b + 6]) then return { BAD_ARGUMENT, b + 6 } end
+    if not isFlag(ARGV[b + 7]) then return { BAD_ARGUMENT, b + 7 } end
+    if not optInt(ARGV[b + 8]) then return { BAD_ARGUMENT, b + 8 } end
+    if not optUint(ARGV[b + 9]) then return { BAD_ARGUMENT, b + 9 } end
+    if not optInt(ARGV[b + 10]) then return { BAD_ARGUMENT, b + 10 } end
+    if not optUint(ARGV[b + 11]) then return { BAD_ARGUMENT, b + 11 } end
+    -- A child names its parent by id and job key together, or a root neither.
+    if (ARGV[b + 12] == '') ~= (ARGV[b + 13] == '') then return { BAD_ARGUMENT, b + 13 } end
+    if not isPolicy(ARGV[b + 16]) then return { BAD_ARGUMENT, b + 16 } end
+    if not optUint(ARGV[b + 17]) then return { BAD_ARGUMENT, b + 17 } end
+    if not isFlag(ARGV[b + 18]) or (ARGV[b + 18] == '1' and ARGV[b + 12] == '') then return { BAD_ARGUMENT, b + 18 } end
+    if not isUint(ARGV[b + 19]) then return { BAD_ARGUMENT, b + 19 } end
+    tail = b + 20 + tonumber(ARGV[b + 19])
+    if #ARGV < tail - 1 then return { BAD_ARGUMENT, b + 19 } end
+    for c = b + 20, tail - 1 do
+      if ARGV[c] == '' then return { BAD_ARGUMENT, c } end
+    end
+  end
+  if #ARGV > tail then return { BAD_ARGUMENT, 1 } end
+end
 local rec, refused = onceBegin(#ARGV >= tail and ARGV[tail] or nil)
 if refused then return redis.error_reply(refused) end
 if rec then return rec.r end

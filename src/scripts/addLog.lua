@@ -3,10 +3,12 @@
 -- ARGV: [1] job id, [2] line, [3] keepLogs (most lines kept; 0 = all),
 --   [4] request id ('' or absent = none; lib/once.lua): a rerun replies the first run's count and logs nothing
 -- Returns: number of lines now kept.
--- Errors: -1 no such job.
+-- Errors: -1 no such job; -16 keepLogs not a non-negative integer (a guard, before any write).
 -- Events: none.
 --!include lib/once.lua
 
+-- Guard (BAD_ARGUMENT, lib/guard.lua's rule): a keepLogs that is not a number would fail after the RPUSH.
+if not string.find(ARGV[3], '^%d+$') then return -16 end
 local function body()
   local id = ARGV[1]
   if redis.call('EXISTS', K.jobBase .. id) == 0 then return -1 end

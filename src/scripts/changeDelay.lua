@@ -5,15 +5,17 @@
 -- ARGV: [1] job id, [2] delay (ms, a non-negative integer),
 --   [3] request id ('' or absent = none; lib/once.lua): a rerun replies 1 and reschedules nothing
 -- Returns: 1.
--- Errors: -1 no such job; -3 the job is not delayed; EMQ_EXPIRED (error reply, lib/once.lua): a
+-- Errors: -16 a delay that is not a non-negative integer (lib/guard.lua, before any write); -1 no such job; -3 the job is not delayed; EMQ_EXPIRED (error reply, lib/once.lua): a
 --   request older than the window without a record.
 -- Events: delayed (jobId, delay = the new due time, ms).
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/once.lua
+--!include lib/guard.lua
 
 -- Applied once (lib/once.lua): a rerun would move the due time by the resend's delay and write
 -- a second delayed event.
+if not isUint(ARGV[2]) then return BAD_ARGUMENT end
 local rec, refused = onceBegin(ARGV[3])
 if refused then return redis.error_reply(refused) end
 if rec then return rec.r end

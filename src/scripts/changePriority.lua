@@ -7,14 +7,16 @@
 --   [4] request id ('' or absent = none; lib/once.lua): a rerun replies 1 and does not move the
 --   job again
 -- Returns: 1.
--- Errors: -1 no such job; -3 the job is finished (completed or failed); EMQ_EXPIRED (error
+-- Errors: -16 a priority or lifo flag not in its form (lib/guard.lua, before any write); -1 no such job; -3 the job is finished (completed or failed); EMQ_EXPIRED (error
 --   reply, lib/once.lua): a request older than the window without a record.
 -- Events: none.
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/once.lua
+--!include lib/guard.lua
 
 -- Applied once (lib/once.lua): a rerun would stamp the job again, behind jobs that came since.
+if not isPriority(ARGV[2]) or not isFlag(ARGV[3]) then return BAD_ARGUMENT end
 local rec, refused = onceBegin(ARGV[4])
 if refused then return redis.error_reply(refused) end
 if rec then return rec.r end

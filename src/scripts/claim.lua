@@ -10,7 +10,9 @@
 --   flat field/value list, without st and sq (lib/claim.lua activate); its `att` is the fencing
 --   token, its `pOn` the claim time. wakeInMs: when nothing was claimed,
 --   ms until delayed or rate-limited work becomes ready (-1 none, or while jobs were claimed).
--- Errors: EMQ_EXPIRED (lib/once.lua: a request older than the window without a record).
+-- Errors: EMQ_EXPIRED (lib/once.lua: a request older than the window without a record); -16
+--   (guards, lib/guard.lua, replying {-16, position}, nothing written) n or lease not a
+--   non-negative integer.
 -- Events: active per job, waiting per promoted delayed job (drained is written by the settle
 --   that leaves the queue idle, as in BullMQ: complete.lua, fail.lua).
 --!include lib/common.lua
@@ -18,6 +20,10 @@
 --!include lib/claim.lua
 --!include lib/once.lua
 
+-- Guards (BAD_ARGUMENT, as lib/guard.lua's; inline: this block of the function library has no
+-- room for its locals): a count or lease that is not a number would fail after the pops.
+if not string.find(ARGV[1], '^%d+$') then return { -16, 1 } end
+if not string.find(ARGV[2], '^%d+$') then return { -16, 2 } end
 local out = {}
 local now = nowMs()
 local rec, refused = onceBegin(ARGV[5], now)

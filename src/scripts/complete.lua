@@ -15,8 +15,9 @@
 --   then per settled job (at most 1000), from a = 10 + F * i: [a] job id, [a + 1] token (the
 --   job's att when claimed), [a + 2] return value (JSON), and with F = 7: [a + 3] lane, [a + 4]
 --   kc, [a + 5] ka, [a + 6] made, each as the claim reply gave it ('' when absent there);
---   with F = 'g', groups instead: lane, kc, ka, made (as with F = 7), k (1 or more), then k
---   jobs of three fields (id, token, return value); the codes follow the jobs' order here;
+--   then with F = 'g', instead of the jobs above, groups of jobs that share those four fields
+--   (the codes follow the jobs' order here): lane, kc, ka, made (as with F = 7), k (1 or more),
+--   and k jobs of three fields (id, token, return value);
 --   then optionally one more: the request id (lib/once.lua; present when (#ARGV - 9) mod F is
 --   1, with 'g' when one argument is left after the last group): a rerun replies the first
 --   run's codes and its claimed jobs still active under their attempt, and changes nothing
@@ -25,7 +26,8 @@
 -- Errors (per job): -1 no such job; -2 stale token (the lease was lost: the job was
 --   recovered, is held under a newer token, or already finished); with an owner token also
 --   -6 lock mismatch (lib/lock.lua); -10 the job has pending children (flows). A job with an
---   error code is left as it was.
+--   error code is left as it was. Guards (lib/guard.lua), before any write: -16 with the reply
+--   {-16, position} when [1], [2] or [3] is not a non-negative integer.
 --   EMQ_EXPIRED (error reply, lib/once.lua): a request older than the window without a record.
 -- Events: completed (jobId, returnvalue, prev) per settled job; a flow child releases its
 --   parent in this queue when it was the last pending child: waiting | delayed (jobId of the
@@ -47,6 +49,11 @@ local MAX_SETTLE = 1000
 local grouped = ARGV[9] == 'g'
 local F = ARGV[9] == '7' and 7 or ARGV[9] == '3' and 3 or grouped and 7 or nil
 if not F then return redis.error_reply("ERR complete: fields per job must be 3, 7 or 'g'") end
+-- Guards (BAD_ARGUMENT, as lib/guard.lua's; inline: this block of the function library has no
+-- room for its locals): a count, lease or size that is not a number would fail after the settles.
+for p = 1, 3 do
+  if not string.find(ARGV[p], '^%d+$') then return { -16, p } end
+end
 local rid, m
 if grouped then
   local p, nargs = 10, #ARGV

@@ -1,18 +1,24 @@
 -- fail: settles an active job whose attempt failed: retries it (at once, back of its tier, or
 -- after a backoff delay) or fails it for good; then claims the worker's next jobs.
 -- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, active, delayed, failed, events, wake, rate, laneBase, jobBase, logsBase, lrateBase, depsBase, wchildren, outbox, lcfg, metricsFailed, metricsFailedData, reqBase
--- ARGV: [1] job id, [2] token (the job's att when claimed), [3] failed reason, [4] stack trace
---   (JSON array), [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to
+-- ARGV: [1] job id, [2] token (the job's att when claimed), [3] failed reason, [4] the job's stack traces
+--   after this failure, stored as given: the claimed `stack` (JSON array of strings, absent =
+--   []) with this attempt's trace appended, the newest stackTraceLimit kept (opts, default 10;
+--   0 keeps none), written by the client, [5] retry delay (ms; -1 = fail for good, 0 = ready again now), [6] jobs to
 --   claim next, [7] lease (ms) for them, [8] '1' when the attempts ran out (BullMQ:
---   attemptsMade >= attempts), [9] owner token ('' or absent = a worker's own job; otherwise
+--   attemptsMade >= attempts, attemptsMade counting this failure; docs/protocol.md "The opts
+--   JSON"), [9] owner token ('' or absent = a worker's own job; otherwise
 --   manual processing, as in complete.lua), [10] metrics data points (0 or absent = none),
---   [11] / [12] the worker's removeOnFail as keep count / age (ms) for jobs without their own
---   ('' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none),
+--   [11] the worker's removeOnFail keep count for jobs without their own ('' or absent = none),
+--   [12] its keep age (ms; '' or absent = none), [13] worker name for the claimed jobs' `pb` ('' or absent = none),
 --   [14] request id ('' or absent = none; lib/once.lua): a rerun of a settle that went ahead
 --   replies its claimed jobs still active under their attempt and changes nothing
--- Returns: like claim ({claimed, wakeInMs, ...}), or {code} on error.
+-- Returns: like claim ({claimed, wakeInMs, ...}: the first element, claimed, is 0 or more), or
+--   {code} when the job is refused: a negative first element is a refusal.
 -- Errors: -1 no such job; -2 stale token; with an owner token also -6 lock mismatch;
 --   EMQ_EXPIRED (error reply, lib/once.lua): a request older than the window without a record.
+--   Guards (lib/guard.lua), before any write: -16 with the reply {-16, position} when [5] is
+--   not a finite number or [6], [7] not non-negative integers.
 -- Events: failed (jobId, failedReason, prev, and exhausted <attemptsMade> when the attempts ran
 --   out: QueueEvents emits retries-exhausted from it) when final; otherwise retrying then
 --   delayed (jobId, delay) or waiting (jobId, prev active). drained after a final failure
@@ -43,6 +49,14 @@ local function refusal(code)
   table.insert(out, 1, got)
   return out
 end
+-- Guards (BAD_ARGUMENT, as lib/guard.lua's; inline: this block of the function library has no
+-- room for its locals): a delay, count or lease that is not a number would fail after the ZREM.
+do -- the retry delay: any finite number (a long exponential backoff prints with an exponent)
+  local d = tonumber(ARGV[5])
+  if not d or d ~= d or d == math.huge or d == -math.huge then return { -16, 5 } end
+end
+if not string.find(ARGV[6], '^%d+$') then return { -16, 6 } end
+if not string.find(ARGV[7], '^%d+$') then return { -16, 7 } end
 local id, token, reason, stack = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local delay = tonumber(ARGV[5])
 local fetch, leaseMs, exhausted = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8] == '1'

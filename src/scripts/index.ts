@@ -7,7 +7,7 @@ import type { AddJobArgs, AddReply, ClaimedJob, ClaimReply, ParentArgs, SettleHi
 import { bindScript, type ScriptContext } from './runner.js';
 import { LIFECYCLE_SCRIPT_NAMES } from './lifecycle.js';
 import { JOB_SCRIPT_NAMES } from './job-scripts.js';
-import { Code, InvalidStateError, JobNotFoundError } from '../core/errors.js';
+import { Code, guardRefusal, InvalidStateError, JobNotFoundError } from '../core/errors.js';
 import { bindOnceScript, newRequestId, onceCall as once } from './request-id.js';
 
 export type { ScriptContext } from './runner.js';
@@ -111,6 +111,18 @@ function isPlain(j: AddJobArgs): boolean {
   return !j.dedupId && !j.parent && j.groupMaxSize === undefined && j.delay === 0 && !j.lifo;
 }
 
+const ADD_RECORD = ['opts', 'priority', 'lane', 'delay', 'lifo', 'keepCompletedCount', 'keepCompletedAgeMs', 'keepFailedCount',
+  'keepFailedAgeMs', 'dedupId', 'dedupTtlMs', 'timestamp', 'parent', 'dedupMode', 'groupMaxSize'];
+
+/** add.lua's name of ARGV position pos (1-based) in a call of m option records and k fields per job. */
+export function addArgName(pos: number, m: number, k: number): string {
+  if (pos <= 3) return ['job count', 'option record count', 'fields per job'][pos - 1]!;
+  const o = pos - 4;
+  if (o < 15 * m) return `records[${Math.floor(o / 15)}].${ADD_RECORD[o % 15]}`;
+  const fields = k === 2 ? ['name', 'data'] : ['id', 'name', 'data', 'record', 'lane'];
+  return `jobs[${Math.floor((o - 15 * m) / k)}].${fields[(o - 15 * m) % k]}`;
+}
+
 /** BullMQ's error when an add names a parent that does not exist (its text, then echomq's). */
 export function missingParentError(p: ParentArgs): JobNotFoundError {
   const e = new JobNotFoundError(p.id, 'add (parent)');
@@ -168,6 +180,8 @@ export const scripts = {
       }
     }
     const r = (await applied.add(ctx, args, requestId)) as Array<string | number>;
+    const refused = guardRefusal(r, args, 'add', (pos) => addArgName(pos, rec, Number(args[2])));
+    if (refused) throw refused;
     const out: AddReply[] = [];
     if (plain) {
       // {first id, n}: every job created, ids consecutive in steps of the shard count.

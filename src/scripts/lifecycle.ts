@@ -6,7 +6,7 @@
 import { bindScript as call, type ScriptContext } from './runner.js';
 import { keepArgs } from '../core/options.js';
 import type { NewJobArgs } from './args.js';
-import { Code } from '../core/errors.js';
+import { Code, guardRefusal } from '../core/errors.js';
 import { bindOnceScript, newRequestId } from './request-id.js';
 
 // Applied once: the request id is their last ARGV (docs/protocol.md "Applied once").
@@ -61,6 +61,20 @@ function parseSlot(r: unknown[]): SchedulerSlotReply {
 
 const opt = (x: number | undefined): string | number => (x === undefined ? '' : x);
 
+const FLOW_NODE = ['id', 'name', 'data', 'opts', 'priority', 'lane', 'delay', 'lifo', 'keepCompletedCount', 'keepCompletedAgeMs',
+  'keepFailedCount', 'keepFailedAgeMs', 'parent id', 'parent key', 'parent queue', 'parent prefix', 'policy', 'timestamp', 'register', 'child count'];
+
+/** addFlow.lua's name of ARGV position pos (1-based), walking the nodes of args. */
+export function flowArgName(args: readonly unknown[], pos: number): string {
+  let b = 2;
+  for (let i = 0; i < Number(args[0]) && b <= args.length; i++) {
+    const end = b + 20 + Number(args[b + 18]);
+    if (pos < end) return pos - b < 20 ? `nodes[${i}].${FLOW_NODE[pos - b]}` : `nodes[${i}].children[${pos - b - 20}]`;
+    b = end;
+  }
+  return pos === 1 ? 'node count' : 'request id';
+}
+
 export const lifecycleScripts = {
   /**
    * Returns ok (with the ids of existing leaves that were kept), or the id of a job that already
@@ -83,6 +97,8 @@ export const lifecycleScripts = {
     }
     // Applied once (docs/protocol.md "Applied once"): a resend answers from the first run's record.
     const r = (await applied.addFlow(ctx, args, requestId)) as unknown[];
+    const refused = guardRefusal(r, args, 'addFlow', (pos) => flowArgName(args, pos));
+    if (refused) throw refused;
     const code = Number(r[0]);
     if (code === Code.CROSS_QUEUE_CHILDREN || code === Code.MISSING_PARENT || code === Code.OTHER_PARENT) return { ok: false, existingId: String(r[1]), code };
     return { ok: true, existing: r.slice(1).map(String) };
@@ -125,11 +141,14 @@ export const lifecycleScripts = {
     },
   ): Promise<SchedulerSlotReply> {
     const t = a.template;
-    const r = (await raw.upsertScheduler(ctx, [
+    const args = [
       a.id, opt(a.every), a.pattern ?? '', a.tz ?? '', opt(a.startDate), opt(a.endDate), opt(a.limit), opt(a.firstCronSlot),
       t.name, t.data, t.opts, t.priority, t.lane, t.lifo ? '1' : '0',
       ...keepArgs(t.keepCompleted), ...keepArgs(t.keepFailed), opt(a.offset),
-    ])) as unknown[];
+    ];
+    const r = (await raw.upsertScheduler(ctx, args)) as unknown[];
+    const refused = guardRefusal(r, args, 'upsertScheduler', (pos) => `argument ${pos}`);
+    if (refused) throw refused;
     return Number(r[0]) === 0 ? { status: 2 } : parseSlot(r);
   },
 

@@ -9,7 +9,7 @@
 --   the due time is taken on the Redis clock),
 --   [5] request id ('' or absent = none; lib/once.lua): a rerun replies the first run's due time
 -- Returns: the due time (ms, Redis clock).
--- Errors: -1 no such job; -2 missing lock; -3 not active (no token given); -6 lock mismatch
+-- Errors: -16 a delay that is not a non-negative integer (a guard, before any write); -1 no such job; -2 missing lock; -3 not active (no token given); -6 lock mismatch
 --   (lib/lock.lua). A refused call changes nothing.
 -- Events: delayed (jobId, delay = due time).
 --!include lib/common.lua
@@ -17,6 +17,8 @@
 --!include lib/lock.lua
 --!include lib/once.lua
 
+-- Guard (BAD_ARGUMENT, lib/guard.lua's rule): a delay that is not a number would fail after the ZREM.
+if not string.find(ARGV[4], '^%d+$') then return -16 end
 local function body()
   local id = ARGV[1]
   local jk = K.jobBase .. id

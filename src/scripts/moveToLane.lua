@@ -3,12 +3,15 @@
 -- KEYS: meta, ring, inring, lone, lanes, lweight, llimit, lactive, lpaused, lrate, rlwait, events, wake, laneBase, jobBase, lcfg
 -- ARGV: [1] job id, [2] target lane
 -- Returns: 1.
--- Errors: -1 no such job; -3 the job is active or finished.
+-- Errors: -1 no such job; -3 the job is active or finished; -15 a target lane '' or over 1024
+--   UTF-16 units (lib/guard.lua), before any write.
 -- Events: moved (jobId, from, to).
 --!include lib/common.lua
 --!include lib/lanes.lua
+--!include lib/guard.lua
 
 local id, to = ARGV[1], ARGV[2]
+if badLane(to) then return BAD_LANE end
 local jk = K.jobBase .. id
 local f = redis.call('HMGET', jk, 'st', 'lane', 'prio', 'sq')
 if not f[1] then return -1 end

@@ -5,12 +5,16 @@
 -- KEYS: meta, ring, inring, lone, rlwait, wake
 -- ARGV: [1] lane, [2] ms (integer >= 1)
 -- Returns: the Redis time (ms) at which the lane comes back.
--- Errors: none (validated by the caller).
+-- Errors: guards (lib/guard.lua), before any write: -15 a lane '' or over 1024 UTF-16 units; -16
+--   ms not a positive integer.
 -- Events: none.
 --!include lib/common.lua
 --!include lib/lanes.lua
+--!include lib/guard.lua
 
 local lane = ARGV[1]
+if badLane(lane) then return BAD_LANE end
+if not isUint(ARGV[2]) or ARGV[2] == '0' then return BAD_ARGUMENT end
 stampLayout()
 local due = nowMs() + tonumber(ARGV[2])
 local cur = redis.call('ZSCORE', K.rlwait, lane)

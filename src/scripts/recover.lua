@@ -11,7 +11,8 @@
 -- Returns: {requeuedIds, failedIds, failedHashes}: failedHashes[i] is the HGETALL field list of
 --   failedIds[i] as it was when it failed (before retention may delete it), for the worker's
 --   'failed' event.
--- Errors: none.
+-- Errors: guards (lib/guard.lua), before any write: -16 with the reply {-16, position} when
+--   [1] or [2] is not a non-negative integer.
 -- Events: stalled (jobId) per requeued job (QueueEvents also derives waiting, prev active, from
 --   it); per failed job one entry failed (jobId, failedReason, prev active, stalled 1, and
 --   exhausted <attemptsMade> when its attempts are used up), from which QueueEvents emits
@@ -25,6 +26,10 @@
 
 local STALLED_REASON = 'job stalled more than allowable limit'
 local now = nowMs()
+-- Guards (BAD_ARGUMENT, as lib/guard.lua's; inline: this block of the function library has no
+-- room for its locals): a count that is not a number would fail after the first ZREM.
+if not string.find(ARGV[1], '^%d+$') then return { -16, 1 } end
+if not string.find(ARGV[2], '^%d+$') then return { -16, 2 } end
 local maxStalled = tonumber(ARGV[1])
 -- Up to `now`: never the sentinel, whose score is +inf (lib/common.lua ACTIVE_SENTINEL).
 local ids = redis.call('ZRANGEBYSCORE', K.active, '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))

@@ -5,12 +5,17 @@
 -- ARGV: [1] lane, [2] field: 'weight' | 'limit' | 'rate', [3] value: weight (integer >= 1;
 --   1 clears), limit (integer >= 0; '' removes), rate ("max:durationMs"; '' removes)
 -- Returns: 1.
--- Errors: none (validated by the caller).
+-- Errors: guards (lib/guard.lua), before any write: -15 a lane '' or over 1024 UTF-16 units;
+--   -16 a field or value not in the forms above.
 -- Events: lane:updated (lane, field, value).
 --!include lib/common.lua
 --!include lib/lanes.lua
+--!include lib/guard.lua
 
 local lane, field, value = ARGV[1], ARGV[2], ARGV[3]
+if badLane(lane) then return BAD_LANE end
+if not ((field == 'weight' and isUint(value) and value ~= '0') or (field == 'limit' and optUint(value))
+  or (field == 'rate' and (value == '' or string.find(value, '^%d+:%d+$')))) then return BAD_ARGUMENT end
 stampLayout()
 local hash = ({ weight = K.lweight, limit = K.llimit, rate = K.lrate })[field]
 if value == '' or (field == 'weight' and value == '1') then

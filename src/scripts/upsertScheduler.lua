@@ -18,13 +18,24 @@
 --   slots at startDate, or now, + k * every)
 -- Returns: {1, nextSlot, jobId, created (1/0)}; or {0} when the new schedule has no slot left
 --   (endDate passed or limit 0): the scheduler is removed.
--- Errors: none (input is validated by the caller).
+-- Errors: guards (lib/guard.lua), before any write, replying {code, position}: -15 a lane '' or
+--   over 1024 UTF-16 units; -16 an id '' or another argument not in its form above.
 -- Events: added, then delayed | waiting for a created job; removed for a withdrawn job.
 --!include lib/common.lua
 --!include lib/lanes.lua
 --!include lib/newjob.lua
 --!include lib/schedule.lua
+--!include lib/guard.lua
 
+do
+  local function check(ok, pos, code) if not ok then return { code or BAD_ARGUMENT, pos } end end
+  local r = check(ARGV[1] ~= '', 1) or check(optUint(ARGV[2]), 2) or check(optUint(ARGV[5]), 5)
+    or check(optUint(ARGV[6]), 6) or check(optUint(ARGV[7]), 7) or check(optInt(ARGV[8]), 8)
+    or check(isObject(ARGV[11]), 11) or check(isPriority(ARGV[12]), 12) or check(not badLane(ARGV[13]), 13, BAD_LANE)
+    or check(isFlag(ARGV[14]), 14) or check(optInt(ARGV[15]), 15) or check(optUint(ARGV[16]), 16)
+    or check(optInt(ARGV[17]), 17) or check(optUint(ARGV[18]), 18) or check(optUint(ARGV[19] or ''), 19)
+  if r then return r end
+end
 local sid = ARGV[1]
 local sk = K.schedBase .. sid
 local now = nowMs()
