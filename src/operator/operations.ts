@@ -21,12 +21,13 @@ import { mergeLanes, openSharded, shardQueues, ShardedQueue, sumCounts, type Sha
 /** Opens a Queue on the target's client, refusing names that have no data (typos). */
 export async function openQueue(t: Target, name: string): Promise<Queue> {
   v.queueName(name);
+  // A sharded queue keeps nothing under its own name: its shard 0 holds the registry. It wins
+  // over a leftover plain queue of the name, as in the listing.
+  const sharded = await openSharded(t, name);
+  if (sharded) return sharded;
   const q = new Queue(name, { connection: t.client, prefix: t.prefix });
   // A queue exists once a job was added or it was paused (meta) or a lane was configured.
   const n = await t.client.exists(q.keys.meta, q.keys.lanes);
-  // A sharded queue keeps nothing under its own name: its shard 0 holds the registry.
-  const sharded = n === 0 ? await openSharded(t, name) : undefined;
-  if (sharded) return sharded;
   if (n === 0) {
     throw new NotFoundError(`queue ${JSON.stringify(name)} not found under prefix ${JSON.stringify(t.prefix)} (see: echomq status)`);
   }
