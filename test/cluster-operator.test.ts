@@ -145,7 +145,7 @@ describe('echomq on a Redis Cluster', () => {
     await sharded.resume();
   });
 
-  it('takes a seed list or --cluster, and refuses a database other than 0', async () => {
+  it('takes a seed list or --cluster, refuses a database other than 0, and says why a seed list is unreachable', async () => {
     const seeds = cluster.ports.slice(1).map((p) => `127.0.0.1:${p}`).join(',');
     const r = await run(['--redis', seeds, '--prefix', prefix, 'status', '--json']);
     expect(r.code).toBe(0);
@@ -154,6 +154,10 @@ describe('echomq on a Redis Cluster', () => {
     const db = await run(['--cluster', '--redis', `${nodeUrl}/2`, 'status']);
     expect(db.code).toBe(1);
     expect(db.err).toMatch(/^echomq: .*redis.*database 0 on a Redis Cluster/);
+    // In-process: the binary's exit after a refused connection waits on its 2 s exit timer.
+    await expect(connect('127.0.0.1:1,127.0.0.1:2', prefix)).rejects.toThrow(
+      /^cannot reach Redis Cluster at redis:\/\/127\.0\.0\.1:1,redis:\/\/127\.0\.0\.1:2: connection refused/,
+    );
   });
 
   it('a listing cut short resumes from its cursor on the next master, and the dashboard lists every master', async () => {

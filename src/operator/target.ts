@@ -64,6 +64,7 @@ export async function connect(
   const u = url && url !== '' ? url : DEFAULT_REDIS_URL;
   const p = prefix === undefined ? DEFAULT_PREFIX : v.prefix(prefix);
   const seeds = u.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (seeds.length === 0) v.fail('redis', 'a Redis URL (redis://host:port) or a comma-separated list of them', u);
   if (o.cluster || seeds.length > 1) return connectCluster(seeds, p, o.persistent ?? false);
   const where = maskUrl(u);
   let client: Redis;
@@ -139,9 +140,12 @@ async function connectCluster(seeds: string[], prefix: string, persistent: boole
   const options: ClusterOptions = {
     lazyConnect: true,
     redisOptions: nodeOptions,
+    // While the Cluster is unreachable a command fails at once (as maxRetriesPerRequest does for
+    // one node) instead of waiting in the offline queue: the dashboard answers "cannot reach".
+    enableOfflineQueue: false,
     clusterRetryStrategy: persistent ? (n) => Math.min(n * 200, 2000) : () => null,
   };
-  const where = seeds.map(maskUrl).join(',');
+  const where = parsed.map((x) => maskUrl(x.url.toString())).join(',');
   const client = new Cluster(parsed.map((x) => x.node), options);
   let socketError: unknown;
   client.on('error', (err) => (socketError = err));
@@ -150,9 +154,27 @@ async function connectCluster(seeds: string[], prefix: string, persistent: boole
     await client.ping();
   } catch (err) {
     client.disconnect();
-    throw new UserError(`cannot reach Redis Cluster at ${where}: ${connectionReason(socketError ?? err)}`);
+    // ioredis only says "None of startup nodes is available": ask the first seed alone why.
+    const why = (await seedError(parsed[0].node, nodeOptions)) ?? socketError ?? err;
+    throw new UserError(`cannot reach Redis Cluster at ${where}: ${connectionReason(why)}`);
   }
   return { client, prefix, where: `cluster ${where}` };
+}
+
+/** The error of one connection attempt to a node (refused, not found, auth…), or undefined when it answers. */
+async function seedError(node: { host: string; port: number }, options: RedisOptions): Promise<unknown> {
+  const probe = new Redis({ ...node, ...options, lazyConnect: true, retryStrategy: () => null });
+  let socketError: unknown;
+  probe.on('error', (e) => (socketError = e));
+  try {
+    await probe.connect();
+    await probe.ping();
+    return undefined;
+  } catch (err) {
+    return socketError ?? err;
+  } finally {
+    probe.disconnect();
+  }
 }
 
 function connectionReason(err: unknown): string {
