@@ -12,7 +12,8 @@ import ts from 'typescript';
 import type { Cluster } from 'ioredis';
 import { Queue, ShardedQueue, laneShard } from '../src/index.js';
 import { connect, disconnect, type Target } from '../src/operator/target.js';
-import { overview } from '../src/operator/operations.js';
+import { findJobs, openQueue, overview, queueStatus } from '../src/operator/operations.js';
+import { requireKnownLane, topLanes } from '../src/operator/lanes.js';
 import { startDashboard } from '../src/dashboard/server.js';
 import { keysOf } from './helpers.js';
 import { clusterClient, nodeOfKey, startCluster, type LocalCluster } from './cluster-helpers.js';
@@ -184,6 +185,28 @@ describe('echomq on a Redis Cluster', () => {
       expect(api.queues.find((q) => q.name === shardedName)!.shards).toHaveLength(3);
     } finally {
       await dash?.close();
+      await disconnect(t);
+    }
+  });
+
+  it('the operations the dashboard calls take a sharded queue by its name', async () => {
+    const t = await connect(nodeUrl, prefix);
+    try {
+      const q = await openQueue(t, shardedName);
+      expect(q).toBeInstanceOf(ShardedQueue);
+      const s = await queueStatus(q);
+      expect(s.counts.waiting).toBe(6);
+      expect(s.shards!.map((h) => h.counts.waiting)).toEqual([2, 2, 2]);
+      const lane = s.lanes[1].name;
+      const inLane = await findJobs(q, { state: 'waiting', lane });
+      expect(inLane.jobs.map((j) => j.lane)).toEqual([lane, lane]);
+      expect((await findJobs(q, { state: 'waiting', offset: 4, limit: 5 })).jobs).toHaveLength(2);
+      const top = await topLanes(q, 'depth', 2);
+      expect(top.lanes.map((l) => l.depth)).toEqual([2, 2]);
+      expect(top.scanned).toBe(3);
+      await requireKnownLane(q, lane);
+      await expect(requireKnownLane(q, `${lane}x`)).rejects.toThrow(new RegExp(`queue "${shardedName}" has no jobs and no settings; did you mean "${lane}"`));
+    } finally {
       await disconnect(t);
     }
   });
