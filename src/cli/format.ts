@@ -54,7 +54,11 @@ export function queuesTable(queues: QueueStateSummary[]): string {
   const cols = countColumns(queues.map((q) => q.counts));
   return table(
     ['QUEUE', 'STATE', ...cols.map((c) => c.toUpperCase())],
-    queues.map((q) => [q.name, q.paused ? 'paused' : 'running', ...cols.map((c) => (q.counts as Record<string, number>)[c] ?? 0)]),
+    // A sharded queue is one row with its shards indented below it.
+    queues.flatMap((q): QueueStateSummary[] => [q, ...(q.shards ?? []).map((s) => ({ ...s, name: `  ${s.name}` }))]).map((q) => [
+      q.shards ? `${q.name} (${q.shards.length} shards)` : q.name,
+      q.paused ? 'paused' : 'running', ...cols.map((c) => (q.counts as Record<string, number>)[c] ?? 0),
+    ]),
   );
 }
 
@@ -78,7 +82,11 @@ export function statusText(s: QueueStateStatus, maxLanes = 20): string {
   const shown = lanes.slice(0, maxLanes);
   const rest = lanes.length - shown.length;
   const more = rest > 0 || s.lanesTruncated ? `… ${s.lanesTruncated ? 'more' : rest} lanes not shown (echomq lanes ${safe(s.name)})\n` : '';
-  return `${head}${counts}\n${lanesTable(shown)}${more}`;
+  const shards = s.shards === undefined ? '' : '\n' + table(
+    ['SHARD', 'STATE', ...cols.map((c) => c.toUpperCase())],
+    s.shards.map((h) => [h.name, h.paused ? 'paused' : 'running', ...cols.map((c) => (h.counts as Record<string, number>)[c] ?? 0)]),
+  );
+  return `${head}${counts}${shards}\n${lanesTable(shown)}${more}`;
 }
 
 export function jobsTable(jobs: JobRow[], now: number): string {

@@ -36,6 +36,7 @@ interface Globals {
   redis?: string;
   prefix?: string;
   json?: boolean;
+  cluster?: boolean;
 }
 
 /** Numbers parse as numbers; anything else is passed on as given so validation names the field and the value. */
@@ -66,6 +67,7 @@ function build(io: CliIO): Command {
     .description('Operate echomq queues: inspect, retry, pause, tune lanes, serve the dashboard.')
     .addOption(new Option('--redis <url>', 'Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379)'))
     .addOption(new Option('--prefix <prefix>', 'key prefix of the queues').default('emq'))
+    .addOption(new Option('--cluster', 'connect to a Redis Cluster (found by itself from any node\'s URL; --redis may list seed nodes, comma-separated)'))
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showSuggestionAfterError(true);
@@ -77,7 +79,7 @@ function build(io: CliIO): Command {
       const cmd = raw[raw.length - 1] as Command;
       const opts = cmd.optsWithGlobals() as Globals & Record<string, unknown>;
       const args = raw.slice(0, -2).filter((a) => a !== undefined) as string[];
-      const t = await connect(opts.redis ?? io.env.REDIS_URL, opts.prefix);
+      const t = await connect(opts.redis ?? io.env.REDIS_URL, opts.prefix, { cluster: opts.cluster });
       try {
         const res = await fn(t, args, opts);
         io.out(opts.json ? JSON.stringify(res.data, null, 2) + '\n' : res.text);
@@ -89,13 +91,15 @@ function build(io: CliIO): Command {
 
   program
     .command('status [queue]')
-    .description('counts per state and lanes of a queue; without a queue, every queue under the prefix')
+    .description('counts per state and lanes of a queue; without a queue, every queue under the prefix (on every master of a Cluster)')
+    .option('--cursor <cursor>', 'resume a listing of queues that was cut short')
     .addOption(json())
     .action(
-      action(async (t, [name]) => {
+      action(async (t, [name], o) => {
         if (name === undefined) {
-          const { queues, truncated } = await states.queuesOverview(t);
-          return { data: { queues, truncated }, text: queuesTable(queues) + (truncated ? '… more queues not shown\n' : '') };
+          const { queues, truncated, cursor } = await states.queuesOverview(t, 1000, o.cursor as string | undefined);
+          const more = truncated ? `… more queues not shown (echomq status --cursor ${cursor})\n` : '';
+          return { data: { queues, truncated, cursor }, text: queuesTable(queues) + more };
         }
         const s = await states.queueStateStatus(await ops.openQueue(t, name));
         return { data: s, text: statusText(s) };
@@ -333,7 +337,7 @@ function build(io: CliIO): Command {
     .option('--token <token>', 'allow actions for requests bearing this token (default: $ECHOMQ_DASHBOARD_TOKEN)')
     .action(async (...raw: unknown[]) => {
       const o = (raw[raw.length - 1] as Command).optsWithGlobals() as Globals & { port: string; host: string; token?: string };
-      const t = await connect(o.redis ?? io.env.REDIS_URL, o.prefix, true);
+      const t = await connect(o.redis ?? io.env.REDIS_URL, o.prefix, { persistent: true, cluster: o.cluster });
       const { startDashboard } = await import('../dashboard/server.js');
       const token = o.token ?? io.env.ECHOMQ_DASHBOARD_TOKEN;
       try {

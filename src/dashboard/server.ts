@@ -16,7 +16,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../core/connection.js';
 import { DEFAULT_PREFIX } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { EchoError, JobNotFoundError } from '../core/errors.js';
@@ -28,7 +28,8 @@ import { PAGE_HTML, PAGE_CSS } from './page.js';
 import { pageScript } from './script.js';
 
 export interface DashboardOptions {
-  client: Redis;
+  /** A plain client or an ioredis Cluster (every master's queues are listed). */
+  client: RedisClient;
   prefix?: string;
   /** TCP port; 0 picks a free one. Default 7070. */
   port?: number;

@@ -8,6 +8,7 @@ import { laneKey } from '../core/keys.js';
 import { laneInfos, type LaneInfo } from '../ops/inspect.js';
 import * as v from '../core/validate.js';
 import { UserError } from './target.js';
+import { ShardedQueue } from './shards.js';
 
 /** Lane names per ZRANGEBYLEX call, and per pipeline of per-lane reads. */
 const PAGE = 1000;
@@ -27,6 +28,12 @@ const before = (a: { name: string; value: number }, b: { name: string; value: nu
  */
 export async function topLanes(q: Queue, key: LaneSortKey, limit: number): Promise<{ lanes: LaneInfo[]; scanned: number }> {
   v.integerIn('limit', limit, 1, 1_000_000);
+  if (q instanceof ShardedQueue) {
+    // Each lane lives on one shard: the top of the queue is the top of the shards' tops.
+    const parts = await Promise.all(q.shardQueues.map((s) => topLanes(s, key, limit)));
+    const lanes = parts.flatMap((p) => p.lanes).sort((a, b) => before({ name: a.name, value: a[key] }, { name: b.name, value: b[key] }));
+    return { lanes: lanes.slice(0, limit), scanned: parts.reduce((n, p) => n + p.scanned, 0) };
+  }
   const { client, keys } = q;
   let top: Array<{ name: string; value: number }> = [];
   let scanned = 0;
@@ -146,8 +153,12 @@ export async function closeLanes(q: Queue, lane: string, max = 5): Promise<strin
  */
 export async function requireKnownLane(q: Queue, lane: string): Promise<void> {
   v.laneName(lane);
-  if (await laneKnown(q, lane)) return;
-  const near = await closeLanes(q, lane);
+  const sharded = q instanceof ShardedQueue;
+  if (await laneKnown(sharded ? q.shardForLane(lane) : q, lane)) return;
+  const near = sharded
+    ? (await Promise.all(q.shardQueues.map((s) => closeLanes(s, lane)))).flat()
+      .sort((a, b) => editDistance(lane, a) - editDistance(lane, b) || (a < b ? -1 : 1)).slice(0, 5)
+    : await closeLanes(q, lane);
   const hint = near.length > 0 ? `; did you mean ${near.map((n) => JSON.stringify(n)).join(', ')}?` : '';
   throw new UserError(
     `lane ${JSON.stringify(lane)} of queue ${JSON.stringify(q.name)} has no jobs and no settings${hint} ` +

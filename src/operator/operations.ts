@@ -8,17 +8,23 @@ import { Queue, type CleanState } from '../queue/queue.js';
 import { Job, type JobContext } from '../job/job.js';
 import { jobKey, queueKeys } from '../core/keys.js';
 import { InvalidStateError, JobNotFoundError } from '../core/errors.js';
-import { JOB_STATES, getJobCounts, laneReadyIds, listLanes, listQueues, type JobCounts, type JobStateName, type LaneInfo } from '../ops/inspect.js';
+import { JOB_STATES, getJobCounts, laneReadyIds, listLanes, type JobCounts, type JobStateName, type LaneInfo } from '../ops/inspect.js';
 import { setWindow } from '../ops/active-set.js';
 import { getJobs, loadJobs } from '../job/load-jobs.js';
 import { DEFAULT_LANE, DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { NotFoundError, UserError, type Target } from './target.js';
 import * as v from '../core/validate.js';
 import { JobField, MetaField } from '../core/fields.js';
+import { findQueues } from './discovery.js';
+import { mergeLanes, openSharded, shardQueues, ShardedQueue, sumCounts, type ShardSummary } from './shards.js';
 
 /** Opens a Queue on the target's client, refusing names that have no data (typos). */
 export async function openQueue(t: Target, name: string): Promise<Queue> {
   v.queueName(name);
+  // A sharded queue keeps nothing under its own name: its shard 0 holds the registry. It wins
+  // over a leftover plain queue of the name, as in the listing.
+  const sharded = await openSharded(t, name);
+  if (sharded) return sharded;
   const q = new Queue(name, { connection: t.client, prefix: t.prefix });
   // A queue exists once a job was added or it was paused (meta) or a lane was configured.
   const n = await t.client.exists(q.keys.meta, q.keys.lanes);
@@ -34,23 +40,39 @@ export interface QueueSummary {
   name: string;
   paused: boolean;
   counts: JobCounts;
+  /** A sharded queue's shards (its counts are their sum; it is paused when every shard is). */
+  shards?: ShardSummary[];
 }
 
-/** Every queue under the prefix with its counts (one MULTI per queue). */
-export async function overview(t: Target, max = 1000): Promise<{ queues: QueueSummary[]; truncated: boolean }> {
-  const names = await listQueues(t.client, t.prefix);
+async function summary(t: Target, name: string): Promise<QueueSummary> {
+  const keys = queueKeys(name, t.prefix);
+  const counts = (await getJobCounts(t.client, keys)) as JobCounts;
+  return { name, paused: (await t.client.hget(keys.meta, MetaField.paused)) === '1', counts };
+}
+
+/**
+ * Queues under the prefix with their counts (one MULTI per queue), on every master of a
+ * Cluster: about `max` queues per call (a bounded SCAN per master), `cursor` resumes a
+ * truncated listing. A sharded queue is one entry with its shards.
+ */
+export async function overview(t: Target, max = 1000, cursor?: string): Promise<{ queues: QueueSummary[]; truncated: boolean; cursor: string | null }> {
+  const page = await findQueues(t.client, t.prefix, { max, cursor });
   const queues: QueueSummary[] = [];
-  for (const name of names.slice(0, max)) {
-    const keys = queueKeys(name, t.prefix);
-    const counts = (await getJobCounts(t.client, keys)) as JobCounts;
-    queues.push({ name, paused: (await t.client.hget(keys.meta, MetaField.paused)) === '1', counts });
+  for (const found of page.queues) {
+    if (found.shards === undefined) {
+      queues.push(await summary(t, found.name));
+      continue;
+    }
+    const shards = await Promise.all(found.shards.map((s) => summary(t, s)));
+    queues.push({ name: found.name, paused: shards.every((s) => s.paused), counts: sumCounts(shards.map((s) => s.counts)), shards });
   }
-  return { queues, truncated: names.length > max };
+  return { queues, truncated: page.cursor !== null, cursor: page.cursor };
 }
 
 /** Lanes in name order, up to `max` (paged 1,000 at a time). */
 export async function allLanes(q: Queue, max = 1000): Promise<{ lanes: LaneInfo[]; truncated: boolean }> {
   v.integerIn('limit', max, 1, 1_000_000);
+  if (q instanceof ShardedQueue) return mergeLanes(await Promise.all(q.shardQueues.map((s) => allLanes(s, max))), max);
   const lanes: LaneInfo[] = [];
   let cursor: string | undefined;
   while (lanes.length < max) {
@@ -70,6 +92,7 @@ export interface QueueStatus extends QueueSummary {
 }
 
 export async function queueStatus(q: Queue, maxLanes = 1000): Promise<QueueStatus> {
+  if (q instanceof ShardedQueue) return shardedStatus(q, maxLanes);
   const [counts, paused, conc, lanes] = await Promise.all([
     getJobCounts(q.client, q.keys) as Promise<JobCounts>, // the operator's view, as queue lists show it
     q.isPaused(),
@@ -132,6 +155,8 @@ export async function findJobs(q: Queue, query: JobQuery): Promise<{ jobs: JobRo
     if (!(JOB_STATES as readonly string[]).includes(query.state)) v.fail('state', `one of ${JOB_STATES.join(', ')}`, query.state);
     states = [query.state as JobStateName];
   }
+  // A lane lives on one shard of a sharded queue: its jobs are that shard's.
+  if (q instanceof ShardedQueue && lane !== undefined) return findJobs(q.shardForLane(lane), query);
   const out: JobRow[] = [];
   let more = false;
   for (const state of states) {
@@ -148,6 +173,7 @@ export async function findJobs(q: Queue, query: JobQuery): Promise<{ jobs: JobRo
 }
 
 async function jobsInState(q: Queue, state: JobStateName, lane: string | undefined, offset: number, count: number): Promise<Job[]> {
+  if (q instanceof ShardedQueue) return shardedJobsInState(q, state, offset, count);
   const ctx = ctxOf(q);
   if (state === 'waiting' || state === 'prioritized' || state === 'paused') {
     // The operator's view (inspect.getJobs): service order, and `paused` for a paused queue's jobs.
@@ -218,6 +244,7 @@ export async function retryAllFailed(
   opts: { batch?: number; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<{ retried: number; skipped: number }> {
   const batch = opts.batch === undefined ? 500 : v.integerIn('batch', opts.batch, 1, 10_000);
+  if (q instanceof ShardedQueue) return retryShards(q, batch, opts.onProgress);
   const total = await q.client.zcard(q.keys.failed);
   const ctx = ctxOf(q);
   let retried = 0;
@@ -272,4 +299,49 @@ export async function drain(q: Queue, opts: { delayed?: boolean; lane?: string }
 
 export async function clean(q: Queue, grace: number, state: string, limit: number): Promise<string[]> {
   return q.clean(grace, limit, state as CleanState);
+}
+
+/** A sharded queue's status: counts summed over its shards, lanes merged, each shard beside it. */
+async function shardedStatus(q: ShardedQueue, maxLanes: number): Promise<QueueStatus> {
+  const shards = await Promise.all(
+    q.shardQueues.map(async (s): Promise<ShardSummary> => ({ name: s.name, paused: await s.isPaused(), counts: (await getJobCounts(s.client, s.keys)) as JobCounts })),
+  );
+  // Each shard holds its part of a global concurrency (ShardedQueue.setGlobalConcurrency); the sum is the limit in force.
+  const conc = await Promise.all(q.shardQueues.map((s) => s.client.hget(s.keys.meta, MetaField.concurrency)));
+  const lanes = await allLanes(q, maxLanes);
+  return {
+    name: q.name, paused: shards.every((s) => s.paused), counts: sumCounts(shards.map((s) => s.counts)),
+    globalConcurrency: conc.every((c) => c === null) ? null : conc.reduce((a, c) => a + Number(c ?? 0), 0),
+    lanes: lanes.lanes, lanesTruncated: lanes.truncated, shards,
+  };
+}
+
+/**
+ * One state of a sharded queue, merged across its shards by ShardedQueue.getJobs: ready jobs
+ * lane by lane in lane-name order, the other states by time as a plain queue lists them.
+ */
+async function shardedJobsInState(q: ShardedQueue, state: JobStateName, offset: number, count: number): Promise<Job[]> {
+  if (state === 'waiting' || state === 'paused') {
+    if ((state === 'paused') !== (await q.isPaused())) return [];
+    return q.getJobs(['waiting'], offset, offset + count - 1, true);
+  }
+  return q.getJobs([state], offset, offset + count - 1, state !== 'completed' && state !== 'failed');
+}
+
+/** retryAllFailed shard after shard, with one progress over all of them. */
+async function retryShards(
+  q: ShardedQueue, batch: number, onProgress: ((done: number, total: number) => void) | undefined,
+): Promise<{ retried: number; skipped: number }> {
+  const totals = await Promise.all(shardQueues(q).map((s) => s.client.zcard(s.keys.failed)));
+  const total = totals.reduce((a, b) => a + b, 0);
+  let retried = 0;
+  let skipped = 0;
+  let before = 0;
+  for (const [i, s] of shardQueues(q).entries()) {
+    const r = await retryAllFailed(s, { batch, onProgress: onProgress && ((d) => onProgress(Math.min(before + d, total), total)) });
+    retried += r.retried;
+    skipped += r.skipped;
+    before += totals[i];
+  }
+  return { retried, skipped };
 }

@@ -11,6 +11,7 @@ import type { JobCounts } from '../ops/inspect.js';
 import * as v from '../core/validate.js';
 import * as ops from './operations.js';
 import { UserError, type Target } from './target.js';
+import { ShardedQueue } from './shards.js';
 
 /** BullMQ 6's job states, in the order `jobs` lists them when no state is given. */
 export const STATES = ['active', 'waiting', 'prioritized', 'waiting-children', 'delayed', 'failed', 'completed'] as const;
@@ -39,20 +40,31 @@ export interface QueueStateSummary {
   name: string;
   paused: boolean;
   counts: StateCounts;
+  /** A sharded queue's shards, each with its own counts (the queue's are their sum). */
+  shards?: Array<{ name: string; paused: boolean; counts: StateCounts }>;
 }
 
-/** Every queue under the prefix with BullMQ 6 counts and its paused flag. */
-export async function queuesOverview(t: Target, max = 1000): Promise<{ queues: QueueStateSummary[]; truncated: boolean }> {
-  const r = await ops.overview(t, max);
-  return { queues: r.queues.map((q) => ({ ...q, counts: stateCounts(q.counts) })), truncated: r.truncated };
+/** A summary's counts, and its shards' counts, in BullMQ 6's form. */
+function withStateCounts<T extends ops.QueueSummary>(q: T): Omit<T, 'counts' | 'shards'> & QueueStateSummary {
+  const { shards, ...rest } = q;
+  const out = { ...rest, counts: stateCounts(q.counts) };
+  const all = shards === undefined ? out : { ...out, shards: shards.map((s) => ({ ...s, counts: stateCounts(s.counts) })) };
+  return all as Omit<T, 'counts' | 'shards'> & QueueStateSummary;
 }
 
-export type QueueStateStatus = Omit<ops.QueueStatus, 'counts'> & { counts: StateCounts };
+/** Queues under the prefix (every master of a Cluster) with BullMQ 6 counts and their paused flag; `cursor` resumes. */
+export async function queuesOverview(
+  t: Target, max = 1000, cursor?: string,
+): Promise<{ queues: QueueStateSummary[]; truncated: boolean; cursor: string | null }> {
+  const r = await ops.overview(t, max, cursor);
+  return { queues: r.queues.map(withStateCounts), truncated: r.truncated, cursor: r.cursor };
+}
+
+export type QueueStateStatus = Omit<ops.QueueStatus, 'counts' | 'shards'> & QueueStateSummary;
 
 /** One queue's status with BullMQ 6 counts. */
 export async function queueStateStatus(q: Queue): Promise<QueueStateStatus> {
-  const s = await ops.queueStatus(q);
-  return { ...s, counts: stateCounts(s.counts) };
+  return withStateCounts(await ops.queueStatus(q));
 }
 
 /** A `--state` value in the listing vocabulary: `wait` read as waiting; anything else refused naming the choices. */
@@ -128,6 +140,8 @@ export interface JobView extends ops.JobDetail {
 /** One job, with its due time when delayed and its error told apart from an earlier attempt's. */
 export async function jobView(q: Queue, id: string): Promise<JobView> {
   const d = await ops.jobDetail(q, id);
-  const score = d.state === 'delayed' ? await q.client.zscore(q.keys.delayed, id) : null;
+  // A sharded queue's job lives in one shard's keys.
+  const home = q instanceof ShardedQueue ? q.shardQueues[(await q.shardOfJob(id)) ?? 0] : q;
+  const score = d.state === 'delayed' ? await home.client.zscore(home.keys.delayed, id) : null;
   return { ...d, due: score === null ? null : Number(score), errorIsEarlier: Boolean(d.failedReason) && d.state !== 'failed' };
 }

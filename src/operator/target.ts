@@ -3,8 +3,9 @@
  * an operator should read: one clear line for their mistakes (bad input, unknown queue or
  * job, Redis unreachable), a stack trace only for our own bugs.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { EchoError } from '../core/errors.js';
+import type { RedisClient } from '../core/connection.js';
 import { DEFAULT_PREFIX } from '../core/keys.js';
 import * as v from '../core/validate.js';
 
@@ -22,10 +23,18 @@ export class UserError extends Error {
 export class NotFoundError extends UserError {}
 
 export interface Target {
-  client: Redis;
+  /** A plain client, or an ioredis Cluster when the target is a Redis Cluster. */
+  client: RedisClient;
   prefix: string;
   /** The URL with any password masked, for messages. */
   where: string;
+}
+
+export interface ConnectOptions {
+  /** The dashboard's client reconnects forever; a CLI command's gives up at once. */
+  persistent?: boolean;
+  /** Connect as a Redis Cluster client without asking the node first (`--cluster`). */
+  cluster?: boolean;
 }
 
 /** The URL as it may be printed: the password (and a user's name) replaced by `***`. */
@@ -43,10 +52,20 @@ export function maskUrl(url: string): string {
  * Connects and waits until Redis answers. `persistent` clients (the dashboard) reconnect
  * forever in the background; one-shot clients (CLI commands) give up at once so a command
  * against a dead Redis fails in milliseconds instead of hanging.
+ *
+ * `url` may be one node's URL or a comma-separated list of seed nodes. A list, or
+ * `cluster: true`, connects an ioredis Cluster at once; a single URL is asked `INFO cluster`
+ * and, when it is a Cluster node, is reopened as a Cluster client, so every master is reached.
  */
-export async function connect(url: string | undefined, prefix: string | undefined, persistent = false): Promise<Target> {
+export async function connect(
+  url: string | undefined, prefix: string | undefined, opts: boolean | ConnectOptions = {},
+): Promise<Target> {
+  const o: ConnectOptions = typeof opts === 'boolean' ? { persistent: opts } : opts;
   const u = url && url !== '' ? url : DEFAULT_REDIS_URL;
   const p = prefix === undefined ? DEFAULT_PREFIX : v.prefix(prefix);
+  const seeds = u.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (seeds.length === 0) v.fail('redis', 'a Redis URL (redis://host:port) or a comma-separated list of them', u);
+  if (o.cluster || seeds.length > 1) return connectCluster(seeds, p, o.persistent ?? false);
   const where = maskUrl(u);
   let client: Redis;
   try {
@@ -55,7 +74,7 @@ export async function connect(url: string | undefined, prefix: string | undefine
       connectTimeout: 5000,
       // One retry per command, then the command fails and the caller reports it.
       maxRetriesPerRequest: 1,
-      retryStrategy: persistent ? (n) => Math.min(n * 200, 2000) : () => null,
+      retryStrategy: o.persistent ? (n) => Math.min(n * 200, 2000) : () => null,
     });
   } catch (err) {
     throw new UserError(`invalid Redis URL ${JSON.stringify(where)}: ${(err as Error).message}`);
@@ -72,7 +91,90 @@ export async function connect(url: string | undefined, prefix: string | undefine
     // connect() only says "Connection is closed"; the socket error says why.
     throw new UserError(`cannot reach Redis at ${where}: ${connectionReason(socketError ?? err)}`);
   }
+  if (await clusterEnabled(client)) {
+    client.disconnect();
+    return connectCluster(seeds, p, o.persistent ?? false);
+  }
   return { client, prefix: p, where };
+}
+
+/** Whether a node runs in cluster mode. A server that refuses INFO (ACL, managed) is taken as plain. */
+async function clusterEnabled(client: Redis): Promise<boolean> {
+  try {
+    return /^cluster_enabled:1\s*$/m.test(await client.info('cluster'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One seed URL as ioredis Cluster wants it: host and port, with the credentials and TLS as
+ * per-node options. An entry without a scheme (`host:port`) takes the first entry's.
+ */
+function seedNode(entry: string, first: URL | undefined): { url: URL; node: { host: string; port: number } } {
+  const where = maskUrl(entry);
+  let url: URL;
+  try {
+    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `${first?.protocol ?? 'redis:'}//${entry}`);
+  } catch {
+    v.fail('redis', 'a Redis URL (redis://host:port) or a comma-separated list of them', where);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') v.fail('redis', 'a redis:// or rediss:// URL', where);
+  const db = url.pathname.replace(/^\//, '');
+  // A Cluster has database 0 only; a URL naming another would silently read elsewhere.
+  if (db !== '' && db !== '0') v.fail('redis', 'database 0 on a Redis Cluster (no /<db> in the URL)', where);
+  return { url, node: { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port === '' ? 6379 : Number(url.port) } };
+}
+
+async function connectCluster(seeds: string[], prefix: string, persistent: boolean): Promise<Target> {
+  const parsed: Array<ReturnType<typeof seedNode>> = [];
+  for (const s of seeds) parsed.push(seedNode(s, parsed[0]?.url));
+  const first = parsed[0].url;
+  const nodeOptions: RedisOptions = {
+    connectTimeout: 5000,
+    maxRetriesPerRequest: 1,
+    ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
+    ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+  const options: ClusterOptions = {
+    lazyConnect: true,
+    redisOptions: nodeOptions,
+    // While the Cluster is unreachable a command fails at once (as maxRetriesPerRequest does for
+    // one node) instead of waiting in the offline queue: the dashboard answers "cannot reach".
+    enableOfflineQueue: false,
+    clusterRetryStrategy: persistent ? (n) => Math.min(n * 200, 2000) : () => null,
+  };
+  const where = parsed.map((x) => maskUrl(x.url.toString())).join(',');
+  const client = new Cluster(parsed.map((x) => x.node), options);
+  let socketError: unknown;
+  client.on('error', (err) => (socketError = err));
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    client.disconnect();
+    // ioredis only says "None of startup nodes is available": ask the first seed alone why.
+    const why = (await seedError(parsed[0].node, nodeOptions)) ?? socketError ?? err;
+    throw new UserError(`cannot reach Redis Cluster at ${where}: ${connectionReason(why)}`);
+  }
+  return { client, prefix, where: `cluster ${where}` };
+}
+
+/** The error of one connection attempt to a node (refused, not found, auth…), or undefined when it answers. */
+async function seedError(node: { host: string; port: number }, options: RedisOptions): Promise<unknown> {
+  const probe = new Redis({ ...node, ...options, lazyConnect: true, retryStrategy: () => null });
+  let socketError: unknown;
+  probe.on('error', (e) => (socketError = e));
+  try {
+    await probe.connect();
+    await probe.ping();
+    return undefined;
+  } catch (err) {
+    return socketError ?? err;
+  } finally {
+    probe.disconnect();
+  }
 }
 
 function connectionReason(err: unknown): string {
