@@ -47,6 +47,8 @@ export const ErrorCodes = {
   GROUP_MAX_SIZE: 'ERR_GROUP_MAX_SIZE',
   /** A sandboxed processor file that does not exist (ProcessorFileError). */
   PROCESSOR_FILE: 'ERR_PROCESSOR_FILE',
+  /** migrateFromBullMQ refused before writing (MigrationRefusedError): BullMQ workers run, keys could collide, … */
+  MIGRATION_REFUSED: 'ERR_MIGRATION_REFUSED',
 } as const;
 export type EchoErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
@@ -334,6 +336,18 @@ export const Code = {
   CROSS_QUEUE_CHILDREN: -12,
   /** upgradeLayout: the stored layout version has no upgrade to this one (it is neither 1 nor 2). */
   UNKNOWN_LAYOUT: -13,
+  /** The move from BullMQ (migrate*.lua): echomq already holds this job, scheduler or deduplication id. */
+  MIGRATE_ID_TAKEN: -20,
+  /** migrateJobs: an active BullMQ job whose lock is live (a BullMQ worker runs it). */
+  MIGRATE_LOCKED: -21,
+  /** migrateJobs: the job's flow parent or a pending child is in a queue or prefix the run does not move. */
+  MIGRATE_OUTSIDE: -22,
+  /** migrateJobs: BullMQ Pro data (a job of a group), not moved. */
+  MIGRATE_PRO: -23,
+  /** migrateJobs: a flow parent with more children than one bounded call moves. */
+  MIGRATE_TOO_BIG: -24,
+  /** migrateScheduler, migrateDedup: a BullMQ 5 repeatable job, or a keepLastIfActive next job (not carried). */
+  MIGRATE_NOT_CARRIED: -25,
 } as const;
 export type StatusCode = (typeof Code)[keyof typeof Code];
 
@@ -368,6 +382,15 @@ function refusalText(r: Refusal, bull: string, detail: string): string {
   return `${head}${r.op ? `${r.op}: ` : ''}job ${JSON.stringify(r.jobId)} ${detail}`;
 }
 
+/** Why the move from BullMQ left a job, scheduler or deduplication id in BullMQ, by status code. */
+export const MIGRATE_REASONS: Readonly<Record<number, string>> = {
+  [Code.MIGRATE_ID_TAKEN]: 'echomq already holds this id',
+  [Code.MIGRATE_LOCKED]: 'a BullMQ worker holds its lock (run again once it has finished or its lock expired)',
+  [Code.MIGRATE_OUTSIDE]: 'its flow parent or a pending child is in a queue (or prefix) this command does not move',
+  [Code.MIGRATE_PRO]: "BullMQ Pro group data (Pro's group storage is not public)",
+  [Code.MIGRATE_TOO_BIG]: 'a flow parent with more than 1,000 children (more than one bounded call moves)',
+  [Code.MIGRATE_NOT_CARRIED]: 'not carried: a BullMQ 5 repeatable job, or a keepLastIfActive next job',
+};
 /**
  * The one table from a script's status code to the typed error of the refused call. Messages
  * begin with BullMQ's text for the same refusal when the caller names BullMQ's command (DESIGN
@@ -388,6 +411,9 @@ const REFUSALS: Readonly<Partial<Record<StatusCode, (r: Refusal) => Error>>> = {
   [Code.CHILD_FAILED]: (r) => new UnrecoverableError(`Cannot complete job ${r.jobId} because it has at least one failed child. ${r.command ?? r.op}`),
   [Code.PENDING_DEPENDENCIES]: (r) => pendingDependenciesError(r.jobId, r.command ?? 'moveToFinished'),
   [Code.UNKNOWN_LAYOUT]: (r) => new IncompatibleLayoutError(r.queue ?? '', r.layout ?? '?', LAYOUT_VERSION),
+  // The move from BullMQ names these in its report; as errors they say what stays where.
+  ...Object.fromEntries(Object.entries(MIGRATE_REASONS).map(([code, reason]) => [code, (r: Refusal) =>
+    new EchoError(ErrorCodes.MIGRATION_REFUSED, refusalText({ jobId: r.jobId, op: r.op }, '', `stays in BullMQ: ${reason}`))])),
 };
 
 /** The typed error of a call the scripts refused with `code` (REFUSALS). */

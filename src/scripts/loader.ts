@@ -70,6 +70,7 @@ export const LIB_DEPENDENCIES: Readonly<Record<string, readonly string[]>> = {
   'lib/metrics.lua': [],
   'lib/once.lua': [],
   'lib/runs.lua': [],
+  'lib/bullmq.lua': [],
 };
 
 /** Resolves `--!include` lines; `done` lists the files whose text is in place, in order. */

@@ -1,0 +1,115 @@
+/**
+ * What the move from BullMQ checks before it writes anything: a key layout that cannot collide,
+ * one hash slot per queue on a Cluster, and no BullMQ worker connected to a queue it moves
+ * (CLIENT LIST, by BullMQ's connection names; echomq's workers carry a mark BullMQ's lack).
+ */
+import { isClusterClient, masterNodes, type RedisClient } from '../core/connection.js';
+import { EchoError, ErrorCodes } from '../core/errors.js';
+import { clientName, queueKeys } from '../core/keys.js';
+import { bullBase } from './scripts.js';
+
+/** The move was refused before anything was written; `reasons` says why, one line each. */
+export class MigrationRefusedError extends EchoError {
+  readonly reasons: readonly string[];
+  constructor(reasons: readonly string[]) {
+    super(ErrorCodes.MIGRATION_REFUSED, `migrate-from-bullmq refused: ${reasons.join('; ')}`);
+    this.reasons = reasons;
+  }
+}
+
+/** The library name echomq's worker connections give Redis (CLIENT SETINFO LIB-NAME, Redis 7.2+). */
+export const ECHOMQ_LIB_MARK = 'echomq';
+
+/**
+ * Refusals of the key layout: a BullMQ base that is a prefix of echomq's (or the reverse) could
+ * name the same key with two types, e.g. BullMQ's queue `{q}` and echomq's queue `q` under one
+ * prefix.
+ */
+export function layoutRefusals(queues: readonly string[], prefix: string, bullPrefix: string): string[] {
+  const out: string[] = [];
+  for (const q of queues) {
+    const ours = queueKeys(q, prefix).base;
+    const theirs = bullBase(bullPrefix, q);
+    if (ours.startsWith(theirs) || theirs.startsWith(ours)) {
+      out.push(`queue ${q}: BullMQ's keys (${theirs}…) and echomq's (${ours}…) share a key prefix, so their keys could collide; use another --prefix`);
+    }
+  }
+  return out;
+}
+
+/** On a Cluster, each queue's two bases must hash to one slot (one atomic call per batch). */
+export async function slotRefusals(client: RedisClient, queues: readonly string[], prefix: string, bullPrefix: string): Promise<string[]> {
+  if (!isClusterClient(client)) return [];
+  const out: string[] = [];
+  for (const q of queues) {
+    const a = queueKeys(q, prefix).meta;
+    const b = `${bullBase(bullPrefix, q)}meta`;
+    const [sa, sb] = await Promise.all([client.cluster('KEYSLOT', a), client.cluster('KEYSLOT', b)]) as [number, number];
+    if (Number(sa) !== Number(sb)) {
+      out.push(`queue ${q}: on a Redis Cluster the move needs BullMQ's and echomq's keys in one hash slot (give both prefixes one hash tag, e.g. --bullmq-prefix '{app}' --prefix '{app}:emq'); ${b} is in slot ${sb}, ${a} in slot ${sa}`);
+    }
+  }
+  return out;
+}
+
+/** One CLIENT LIST entry: its fields by name. */
+function parseClients(text: string): Array<Record<string, string>> {
+  return text.split('\n').filter((l) => l.trim() !== '').map((line) => {
+    const f: Record<string, string> = {};
+    for (const part of line.trim().split(' ')) {
+      const i = part.indexOf('=');
+      if (i > 0) f[part.slice(0, i)] = part.slice(i + 1);
+    }
+    return f;
+  });
+}
+
+export interface WorkerCheck {
+  /** Connections named as BullMQ names a worker of a moved queue, without echomq's mark. */
+  bullmq: string[];
+  /** Connections that may be either (the server shows no library name: Redis < 7.2). */
+  unknown: string[];
+  /** echomq's marked worker connections seen. */
+  echomq: number;
+  /** Why CLIENT LIST could not be read, when it could not. */
+  unreadable?: string;
+}
+
+/**
+ * Worker connections of the moved queues on the BullMQ prefix (BullMQ's names:
+ * `<prefix>:<base64 queue>` or `…:w:<worker name>`). echomq names its workers the same way and
+ * marks them with the library name `ioredis(echomq)`; a server before Redis 7.2 shows no
+ * library name, so under one prefix such a connection cannot be told apart.
+ */
+export async function workerCheck(client: RedisClient, queues: readonly string[], prefix: string, bullPrefix: string): Promise<WorkerCheck> {
+  const names = queues.map((q) => clientName(queueKeys(q, bullPrefix)));
+  const res: WorkerCheck = { bullmq: [], unknown: [], echomq: 0 };
+  let texts: string[];
+  try {
+    const nodes = isClusterClient(client) ? await masterNodes(client) : [client];
+    texts = await Promise.all(nodes.map((n) => n.client('LIST') as Promise<string>));
+  } catch (err) {
+    res.unreadable = (err as Error).message;
+    return res;
+  }
+  for (const c of texts.flatMap(parseClients)) {
+    const name = c.name ?? '';
+    if (!names.some((n) => name === n || name.startsWith(`${n}:w:`))) continue;
+    const lib = c['lib-name'];
+    if (lib !== undefined && lib.includes(ECHOMQ_LIB_MARK)) res.echomq++;
+    else if ((lib !== undefined && lib !== '') || prefix !== bullPrefix) res.bullmq.push(`${name} (${c.addr ?? '?'})`);
+    else res.unknown.push(`${name} (${c.addr ?? '?'})`);
+  }
+  return res;
+}
+
+/** The refusals of a worker check (none with force, which the caller reports instead). */
+export function workerRefusals(w: WorkerCheck): string[] {
+  const out: string[] = [];
+  if (w.unreadable !== undefined) out.push(`cannot read CLIENT LIST to see whether BullMQ workers run (${w.unreadable}); stop them and pass --force`);
+  if (w.bullmq.length > 0) out.push(`BullMQ workers are connected to the queues: ${w.bullmq.join(', ')}; stop them first`);
+  if (w.unknown.length > 0) {
+    out.push(`worker connections ${w.unknown.join(', ')} may be BullMQ's or echomq's (this server shows no client library name, Redis < 7.2, and both use the prefix); stop BullMQ's workers and pass --force`);
+  }
+  return out;
+}
