@@ -5,7 +5,7 @@
  */
 import { isClusterClient, masterNodes, type RedisClient } from '../core/connection.js';
 import { EchoError, ErrorCodes } from '../core/errors.js';
-import { clientName, queueKeys } from '../core/keys.js';
+import { clientName, queueKeys, WORKER_LIB_TAG } from '../core/keys.js';
 import { bullBase } from './scripts.js';
 
 /** The move was refused before anything was written; `reasons` says why, one line each. */
@@ -18,20 +18,30 @@ export class MigrationRefusedError extends EchoError {
 }
 
 /** The library name echomq's worker connections give Redis (CLIENT SETINFO LIB-NAME, Redis 7.2+). */
-export const ECHOMQ_LIB_MARK = 'echomq';
+export const ECHOMQ_LIB_MARK = WORKER_LIB_TAG;
+
+// Suffixes only one of the two layouts writes, to see which one owns keys under a base.
+const BULL_ONLY = ['id', 'wait', 'paused', 'prioritized', 'waiting-children', 'pc', 'marker', 'stalled-check', 'repeat'];
+const ECHOMQ_ONLY = ['ring', 'inring', 'lanes', 'scheds', 'wchildren', 'lcfg', 'dedup'];
 
 /**
- * Refusals of the key layout: a BullMQ base that is a prefix of echomq's (or the reverse) could
- * name the same key with two types, e.g. BullMQ's queue `{q}` and echomq's queue `q` under one
- * prefix.
+ * Refusals of the key layout. One base a prefix of the other could name one key twice. And
+ * under one prefix the two layouts' names meet: echomq's queue `q` is `<p>:{q}:…`, which is
+ * BullMQ's queue `{q}` (`<p>:{q}:meta`, `…:active` as a list beside echomq's sorted set);
+ * such a target is refused when the other layout holds keys there.
  */
-export function layoutRefusals(queues: readonly string[], prefix: string, bullPrefix: string): string[] {
+export async function layoutRefusals(client: RedisClient, queues: readonly string[], prefix: string, bullPrefix: string): Promise<string[]> {
   const out: string[] = [];
+  const holds = async (base: string, suffixes: string[]) => (await client.exists(...suffixes.map((x) => base + x))) > 0;
   for (const q of queues) {
     const ours = queueKeys(q, prefix).base;
     const theirs = bullBase(bullPrefix, q);
     if (ours.startsWith(theirs) || theirs.startsWith(ours)) {
       out.push(`queue ${q}: BullMQ's keys (${theirs}…) and echomq's (${ours}…) share a key prefix, so their keys could collide; use another --prefix`);
+    } else if (ours.startsWith(`${bullPrefix}:`) && (await holds(ours, BULL_ONLY))) {
+      out.push(`queue ${q}: echomq's keys ${ours}… are the keys of BullMQ's queue ${ours.slice(bullPrefix.length + 1, -1)}, which holds data; use another --prefix`);
+    } else if (theirs.startsWith(`${prefix}:`) && (await holds(theirs, ECHOMQ_ONLY))) {
+      out.push(`queue ${q}: BullMQ's keys ${theirs}… are the keys of an echomq queue under --prefix ${prefix}; use another --prefix`);
     }
   }
   return out;

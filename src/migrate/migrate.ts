@@ -181,7 +181,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     // Soft: the check cannot tell; --force goes on past them (and the report names them).
     const soft = workerRefusals({ bullmq: [], unknown: w.unknown, echomq: 0, unreadable: w.unreadable });
     const refusals = [
-      ...layoutRefusals(o.queues, o.prefix, o.bullmqPrefix), ...(await slotRefusals(client, o.queues, o.prefix, o.bullmqPrefix)),
+      ...(await layoutRefusals(client, o.queues, o.prefix, o.bullmqPrefix)), ...(await slotRefusals(client, o.queues, o.prefix, o.bullmqPrefix)),
       ...workerRefusals({ bullmq: w.bullmq, unknown: [], echomq: 0 }), ...(o.force ? [] : soft),
     ];
     // A dry run reports the refusals with what would move; a move writes nothing.
