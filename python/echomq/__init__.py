@@ -17,6 +17,7 @@ from .flow_producer import FlowProducer
 from .job_scheduler import JobScheduler
 from .lock_manager import LockManager
 from .queue_events_producer import QueueEventsProducer
+from .migrate import MigrationRefusedError, migrate_from_bullmq
 
 __all__ = [
     "Queue", "Worker", "Job", "QueueEvents", "UnrecoverableError", "WaitingChildrenError", "AbortController",
@@ -24,4 +25,5 @@ __all__ = [
     "EchoMQError", "JobNotFoundError", "StaleJobError", "RequestOutcomeUnknownError", "RedisRefusedError", "types",
     "FlowProducer", "JobScheduler", "LockManager", "QueueEventsProducer", "DelayedError", "RateLimitError",
     "WaitingError", "ErrorCode", "custom_errors", "error_code",
+    "migrate_from_bullmq", "MigrationRefusedError",
 ]
