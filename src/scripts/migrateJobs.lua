@@ -51,7 +51,11 @@ local reply = { #ids, 0, 0 }
 local kept = {} -- refused ids of a list window, in serving order
 local gone = {} -- ids leaving a sorted set
 local moved, readyAny = 0, false
-if not dry then beginLaneBatch() end
+if not dry then
+  beginLaneBatch()
+  -- Ready jobs take FIFO stamps in serving order: one HINCRBY for the call, not one per job.
+  if source == 'wait' or source == 'paused' or source == 'prioritized' then reserveStamps(false, #ids) end
+end
 
 -- Moves one job; returns nil when it moved (or was a dangling entry), else its code.
 local function moveOne(id, score)

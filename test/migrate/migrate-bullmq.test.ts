@@ -184,6 +184,64 @@ describe('migrateFromBullMQ', () => {
     expect(await (await ea.getJob(failedId))!.getState()).toBe('waiting');
   }, 30_000);
 
+  it('flows with failed children: ignored failures and a parent failed by its child read and end as in BullMQ', async () => {
+    // The same scenario twice: one queue left to BullMQ, one moved halfway through to echomq.
+    async function scenario(name: string): Promise<bull.Queue> {
+      const q = new bull.Queue(name, { connection: conn() });
+      opened.push(q);
+      const flow = new bull.FlowProducer({ connection: conn() });
+      opened.push(flow);
+      await flow.add({ name: 'p1', queueName: name, children: [
+        { name: 'bad-ignored', queueName: name, opts: { ignoreDependencyOnFailure: true } },
+        { name: 'later', queueName: name, opts: { delay: 600_000 } },
+      ] });
+      await flow.add({ name: 'p2', queueName: name, children: [{ name: 'bad-fatal', queueName: name, opts: { failParentOnFailure: true } }] });
+      const manual = new bull.Worker(name, null, { connection: conn() });
+      for (let i = 0; i < 2; i++) {
+        const job = (await manual.getNextJob('t'))!;
+        expect(job.name).toMatch(/^bad-/);
+        await job.moveToFailed(new Error(`${job.name} broke`), 't', false);
+      }
+      await manual.close();
+      return q;
+    }
+    type Outcome = { ignored: string[]; p1: unknown; p2: string | undefined };
+    async function outcome(q: { getJobs(t: string[]): Promise<Array<{ id?: string; name: string }>>; getJob(id: string): Promise<any> }, prefix: string, name: string): Promise<Outcome> {
+      const all = await q.getJobs(['completed', 'failed']);
+      const fatal = all.find((j) => j.name === 'bad-fatal')!.id!;
+      const p1 = await q.getJob(all.find((j) => j.name === 'p1')!.id!);
+      const p2 = await q.getJob(all.find((j) => j.name === 'p2')!.id!);
+      return {
+        ignored: Object.values(await p1.getFailedChildrenValues()) as string[],
+        p1: p1.returnvalue,
+        p2: p2.failedReason?.replace(`${prefix}:${name}:${fatal}`, '<the child>'),
+      };
+    }
+    const run = async (job: { name: string }) => job.name;
+
+    const ref = qname('mig-fref');
+    const qRef = await scenario(ref);
+    await (await qRef.getDelayed())[0]!.promote();
+    const bw = new bull.Worker(ref, run, { connection: conn() });
+    await waitFor(async () => (await qRef.getCompletedCount()) === 2 && (await qRef.getFailedCount()) === 3, 10_000, 'BullMQ to finish');
+    await bw.close();
+    const want = await outcome(qRef as never, 'bull', ref);
+
+    const name = qname('mig-flow');
+    await scenario(name);
+    const r = await migrateFromBullMQ({ connection: redisUrl(), queues: [name] });
+    expect(r.queues[0]!.cannotCount).toBe(0);
+    const eq = new Queue(name, { connection: conn() });
+    opened.push(eq);
+    await (await eq.getDelayed())[0]!.promote();
+    const ew = new Worker(name, run, { connection: conn() });
+    opened.push(ew);
+    await waitFor(async () => (await eq.getCompletedCount()) === 2 && (await eq.getFailedCount()) === 3, 10_000, 'echomq to finish');
+    await ew.close();
+    expect(await outcome(eq as never, 'emq', name)).toEqual(want);
+    expect(want.p2).toBe('child <the child> failed');
+  });
+
   it('moves a paused queue paused, and a rerun moves nothing twice', async () => {
     const name = qname('mig-p');
     const q = new bull.Queue(name, { connection: conn() });
