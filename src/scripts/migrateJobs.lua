@@ -17,7 +17,7 @@
 -- Returns: {examined, moved, left, id1, code1, id2, code2, …}: left = entries still in the
 --   structure; a pair per job refused by this call, code -20 the id is taken in echomq, -21 a
 --   BullMQ lock is live (active), -22 its parent or a pending child is in a queue or prefix
---   not moved, -23 BullMQ Pro data (a group id), -24 more children than one call moves;
+--   not moved (or its parent was refused and still waits for children in BullMQ), -23 BullMQ Pro data (a group id), -24 more children than one call moves;
 --   entries without a job hash (and wait's `0:` markers of BullMQ < 5) are dropped and not
 --   counted as moved.
 -- Errors: -20, -21, -22, -23, -24 (per job, as above).
@@ -74,11 +74,12 @@ local function moveOne(id, score)
   if prio > PRIO_MAX then prio = PRIO_MAX end
   local h = { 'ts', intOf(f.timestamp) or msString(now) }
   local n = templateFields(h, 2, f.name, f.data, t, prio)
-  local pq
-  n, pq = parentFields(f, h, n, t.pol)
+  local pq, pid
+  n, pq, pid = parentFields(f, h, n, t.pol)
   if not n then return OUTSIDE end
   local unfinished = source ~= 'completed' and source ~= 'failed'
-  if pq and unfinished and not mv.moved[pq] then return OUTSIDE end
+  -- (A dry run moved no parent yet: it counts the child as its parent's move would go.)
+  if pq and unfinished and (not mv.moved[pq] or (not dry and parentLeftBehind(pq, pid))) then return OUTSIDE end
   local deps, pend = bullDeps(id)
   if not deps then return pend == 'big' and BIG or OUTSIDE end
   if dry then

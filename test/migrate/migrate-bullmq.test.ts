@@ -289,6 +289,28 @@ describe('migrateFromBullMQ', () => {
     expect(Object.fromEntries(r2.queues[0]!.cannot.map((c) => [c.id, c.code]))).toEqual({ 'custom-1': -20, [live.id!]: -22 });
   });
 
+  it('leaves BullMQ Pro group jobs and a parent too big for one call in BullMQ, with the reason', async () => {
+    const name = qname('mig-pro');
+    const q = new bull.Queue(name, { connection: conn() });
+    opened.push(q);
+    const grouped = await q.add('grouped', {});
+    await redis.hset(`bull:${name}:${grouped.id}`, 'gid', 'tenant-1'); // how BullMQ Pro marks a group job
+    const flow = new bull.FlowProducer({ connection: conn() });
+    opened.push(flow);
+    const big = await flow.add({ name: 'big', queueName: name, children: [{ name: 'kid', queueName: name }] });
+    // 1,000 more processed children: more than one bounded call moves with its parent.
+    const processed = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`bull:${name}:done-${i}`, '1']));
+    await redis.hset(`bull:${name}:${big.job.id}:processed`, processed);
+    const r = await migrateFromBullMQ({ connection: redisUrl(), queues: [name] });
+    expect(Object.fromEntries(r.queues[0]!.cannot.map((c) => [c.id, [c.what, c.code]]))).toEqual({
+      [grouped.id!]: ['wait', -23], [big.job.id!]: ['waiting-children', -24],
+      [big.children![0]!.job.id!]: ['wait', -22], // its parent stays, so it stays with it
+    });
+    expect(r.queues[0]!.cannot[0]!.reason).toMatch(/BullMQ Pro|children/);
+    expect(await redis.exists(`bull:${name}:${grouped.id}`, `bull:${name}:${big.job.id}`)).toBe(2);
+    expect(await redis.zrange(`bull:${name}:waiting-children`, 0, -1)).toEqual([big.job.id]);
+  });
+
   it('refuses before writing: bad input, colliding keys, BullMQ workers connected', async () => {
     await expect(migrateFromBullMQ({ connection: redisUrl(), queues: [] })).rejects.toThrow(ValidationError);
     await expect(migrateFromBullMQ({ connection: redisUrl(), queues: ['a:b'] })).rejects.toThrow(/queues\[0\]/);

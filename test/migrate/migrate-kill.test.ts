@@ -7,6 +7,7 @@ import * as bull from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, migrateFromBullMQ } from '../../src/index.js';
 import { client, keysOf, qname, redisUrl, waitFor } from '../helpers.js';
+import { everyNth, faultScope } from '../fault-proxy.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/migrate-run.mjs', import.meta.url));
 const REGISTER = fileURLToPath(new URL('../fixtures/register-ts.mjs', import.meta.url));
@@ -90,6 +91,25 @@ describe('the move from BullMQ under faults', () => {
     const again = await migrateFromBullMQ({ connection: redisUrl(), queues: [name] });
     expect(again.queues[0]!.cannotCount).toBe(0);
     await check(name, want);
+  }, 30_000);
+
+  it('replies lost with the connection cut (every 4th script call): the resends finish the move, every job once', async () => {
+    const scope = faultScope(redisUrl());
+    try {
+      const name = qname('mig-cut');
+      const want = await fill(name, 400);
+      const proxy = await scope.proxy();
+      proxy.policy = everyNth(4, (c) => c.name === 'EVALSHA' || c.name === 'EVAL');
+      const r = await migrateFromBullMQ({ connection: proxy.url, queues: [name], batchSize: 11 });
+      expect(proxy.droppedTotal).toBeGreaterThan(5);
+      // A lost reply hides its batch from the report, never from Redis.
+      expect(r.jobs).toBeLessThan(want.size);
+      await check(name, want);
+      proxy.policy = () => false;
+      expect((await migrateFromBullMQ({ connection: proxy.url, queues: [name] })).jobs).toBe(0);
+    } finally {
+      await scope.closeAll();
+    }
   }, 30_000);
 
   it('two moves at once double nothing', async () => {

@@ -145,7 +145,14 @@ local function parentFields(f, h, n, pol)
   h[n + 1], h[n + 2], h[n + 3], h[n + 4], h[n + 5], h[n + 6] = 'pid', pid, 'pk', emqJobKeyOf(pq, pid), 'pq', pq
   h[n + 7], h[n + 8], n = 'ppx', mv.emq, n + 8
   if pol ~= '' then h[n + 1], h[n + 2], n = 'pol', pol, n + 2 end
-  return n, pq
+  return n, pq, pid
+end
+
+-- Whether a child's parent still waits for children in BullMQ: the run moves parents first, so
+-- such a parent was refused, and the child must stay with it. (Under the BullMQ prefix, which
+-- on a Cluster carries the hash tag of every queue it moves.)
+local function parentLeftBehind(pq, pid)
+  return redis.call('ZSCORE', mv.bull .. ':' .. pq .. ':waiting-children', pid) ~= false
 end
 
 -- Most children (all four records together) a parent may have to move in one call.
