@@ -4,6 +4,7 @@
 // history, the serving order, due times, children's values, the scheduler's next slot, the
 // deduplication id and ids above BullMQ's.
 import * as bull from 'bullmq';
+import * as bull5 from 'bullmq5';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, migrateFromBullMQ, MigrationRefusedError, type Job } from '../../src/index.js';
 import { ValidationError } from '../../src/core/errors.js';
@@ -240,6 +241,31 @@ describe('migrateFromBullMQ', () => {
     await ew.close();
     expect(await outcome(eq as never, 'emq', name)).toEqual(want);
     expect(want.p2).toBe('child <the child> failed');
+  });
+
+  it("carries BullMQ 5's repeatable jobs as job schedulers that go on from their next job", async () => {
+    const name = qname('mig-rep5');
+    const q5 = new bull5.Queue(name, { connection: conn() });
+    opened.push(q5);
+    await q5.add('tick', { x: 1 }, { repeat: { every: 3_600_000, limit: 50 }, attempts: 3 });
+    const [rep] = await q5.getRepeatableJobs();
+    const next = Number(rep!.next);
+    const r = await migrateFromBullMQ({ connection: redisUrl(), queues: [name] });
+    expect(r.queues[0]!.schedulers).toEqual({ moved: 1, left: 0 });
+    const eq = new Queue(name, { connection: conn() });
+    opened.push(eq);
+    const [s] = await eq.getJobSchedulers();
+    expect([s!.key, s!.next, s!.every, s!.limit, s!.iterationCount, s!.template?.data]).toEqual([rep!.key, next, 3_600_000, 50, 1, { x: 1 }]);
+    // Its next job moved as that delayed job; run in echomq, the schedule goes on from it.
+    const slot = (await eq.getJob(`repeat:${rep!.key}:${next}`))!;
+    expect(await slot.getState()).toBe('delayed');
+    await slot.promote();
+    const w = new Worker(name, async () => 'ok', { connection: conn() });
+    opened.push(w);
+    await waitFor(async () => (await eq.getCompletedCount()) === 1, 10_000, 'the slot job');
+    await w.close();
+    const after = await eq.getJob(`repeat:${rep!.key}:${next + 3_600_000}`);
+    expect([after?.name, after?.data, after?.opts.attempts, await after?.getState()]).toEqual(['tick', { x: 1 }, 3, 'delayed']);
   });
 
   it('moves a paused queue paused, and a rerun moves nothing twice', async () => {
