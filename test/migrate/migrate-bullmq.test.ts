@@ -268,6 +268,27 @@ describe('migrateFromBullMQ', () => {
     expect([after?.name, after?.data, after?.opts.attempts, await after?.getState()]).toEqual(['tick', { x: 1 }, 3, 'delayed']);
   });
 
+  it("moves BullMQ 5's paused list (a paused queue of BullMQ 5) in its order, paused", async () => {
+    const name = qname('mig-p5');
+    const q5 = new bull5.Queue(name, { connection: conn() });
+    opened.push(q5);
+    const jobs = await q5.addBulk(Array.from({ length: 5 }, (_, i) => ({ name: `j${i}`, data: { i } })));
+    await q5.pause();
+    expect(await redis.llen(`bull:${name}:paused`)).toBe(5); // BullMQ 5 moves wait to paused
+    const r = await migrateFromBullMQ({ connection: redisUrl(), queues: [name] });
+    expect([r.queues[0]!.states.paused.moved, r.queues[0]!.paused]).toEqual([5, true]);
+    const eq = new Queue(name, { connection: conn() });
+    opened.push(eq);
+    expect(await eq.isPaused()).toBe(true);
+    await eq.resume();
+    const w = new Worker(name, null, { connection: conn() });
+    opened.push(w);
+    const served: string[] = [];
+    for (let i = 0; i < 5; i++) served.push((await w.getNextJob('t'))!.id!);
+    expect(served).toEqual(jobs.map((j) => j.id)); // BullMQ 5 would serve them in this order
+    await w.close();
+  });
+
   it('moves a paused queue paused, and a rerun moves nothing twice', async () => {
     const name = qname('mig-p');
     const q = new bull.Queue(name, { connection: conn() });
