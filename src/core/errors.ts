@@ -338,7 +338,7 @@ export const Code = {
   UNKNOWN_LAYOUT: -13,
   /** The move from BullMQ (migrate*.lua): echomq already holds this job, scheduler or deduplication id. */
   MIGRATE_ID_TAKEN: -20,
-  /** migrateJobs: an active BullMQ job whose lock is live (a BullMQ worker runs it). */
+  /** migrateJobs: an active BullMQ job whose lock is live (a BullMQ worker runs it); migrateDedup: a next job whose holder is still in BullMQ. */
   MIGRATE_LOCKED: -21,
   /** migrateJobs: the job's flow parent or a pending child is in a queue or prefix the run does not move. */
   MIGRATE_OUTSIDE: -22,
@@ -346,7 +346,7 @@ export const Code = {
   MIGRATE_PRO: -23,
   /** migrateJobs: a flow parent with more children than one bounded call moves. */
   MIGRATE_TOO_BIG: -24,
-  /** migrateScheduler, migrateDedup: an old-style repeatable job (no repeat:<key> hash, BullMQ < 5.10 or so), or a keepLastIfActive next job (not carried). */
+  /** migrateScheduler, migrateDedup: an old-style repeatable job (no repeat:<key> hash, BullMQ < 5.10 or so), or a keepLastIfActive next job with a flow parent (not carried). */
   MIGRATE_NOT_CARRIED: -25,
 } as const;
 export type StatusCode = (typeof Code)[keyof typeof Code];
@@ -389,7 +389,7 @@ export const MIGRATE_REASONS: Readonly<Record<number, string>> = {
   [Code.MIGRATE_OUTSIDE]: 'its flow parent or a pending child is in a queue (or prefix) this command does not move',
   [Code.MIGRATE_PRO]: "BullMQ Pro group data (Pro's group storage is not public)",
   [Code.MIGRATE_TOO_BIG]: 'a flow parent with more than 1,000 children (more than one bounded call moves)',
-  [Code.MIGRATE_NOT_CARRIED]: 'not carried: an old-style repeatable job (no repeat hash: BullMQ before about 5.10), or a keepLastIfActive next job',
+  [Code.MIGRATE_NOT_CARRIED]: 'not carried: an old-style repeatable job (no repeat hash: BullMQ before about 5.10), or a keepLastIfActive next job with a flow parent',
 };
 /**
  * The one table from a script's status code to the typed error of the refused call. Messages

@@ -289,6 +289,32 @@ describe('migrateFromBullMQ', () => {
     await w.close();
   });
 
+  it("a keepLastIfActive next job waits for its holder in echomq and runs when the holder finishes, as BullMQ would add it then", async () => {
+    const name = qname('mig-kl');
+    const q = new bull.Queue(name, { connection: conn() });
+    opened.push(q);
+    const dedup = { id: 'k1', keepLastIfActive: true };
+    const holder = await q.add('first', { v: 1 }, { deduplication: dedup });
+    const manual = new bull.Worker(name, null, { connection: conn(), lockDuration: 50 });
+    opened.push(manual);
+    expect((await manual.getNextJob('t'))!.id).toBe(holder.id);
+    await q.add('second', { v: 2 }, { deduplication: dedup });
+    await q.add('third', { v: 3 }, { deduplication: dedup }); // the latest next job wins
+    expect(await redis.exists(`bull:${name}:dn:k1`)).toBe(1);
+    await manual.close();
+    await sleep(120); // the holder's lock expires: its worker is gone
+    const r = await migrateFromBullMQ({ connection: redisUrl(), queues: [name] });
+    expect([r.queues[0]!.states.active.moved, r.queues[0]!.deduplication.moved, r.queues[0]!.cannotCount]).toEqual([1, 1, 0]);
+    const eq = new Queue(name, { connection: conn() });
+    opened.push(eq);
+    const seenData: unknown[] = [];
+    const w = new Worker(name, async (job: Job) => { seenData.push(job.data); }, { connection: conn(), concurrency: 1 });
+    opened.push(w);
+    await waitFor(() => seenData.length === 2, 10_000, 'holder and next job');
+    await w.close();
+    expect(seenData).toEqual([{ v: 1 }, { v: 3 }]);
+  });
+
   it('moves a paused queue paused, and a rerun moves nothing twice', async () => {
     const name = qname('mig-p');
     const q = new bull.Queue(name, { connection: conn() });
