@@ -5,14 +5,14 @@
 // logged) and Redis' memory at its peak during the move (INFO used_memory, sampled every
 // 20 ms), beside the memory before. Run after `npm run build`:
 //
-//   node bench/migrate.mjs [--jobs 100000] [--batch 200]
+//   node bench/migrate.mjs [--jobs 100000] [--batch 100]
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { Queue as BullQueue } from 'bullmq';
 import { startRedisServer } from '../scripts/redis-server.mjs';
 import { ECHOMQ_MODULE } from './lib/libs.mjs';
 
-const { values } = parseArgs({ options: { jobs: { type: 'string', default: '100000' }, batch: { type: 'string', default: '200' } } });
+const { values } = parseArgs({ options: { jobs: { type: 'string', default: '100000' }, batch: { type: 'string', default: '100' } } });
 const N = Number(values.jobs);
 const { migrateFromBullMQ } = await import(ECHOMQ_MODULE);
 const server = process.env.REDIS_URL ? { url: process.env.REDIS_URL, stop: async () => {} } : await startRedisServer();

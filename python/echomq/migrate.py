@@ -32,7 +32,7 @@ def _reasons() -> Dict[int, str]:
         code("MIGRATE_LOCKED"): "a BullMQ worker holds its lock (run again once it has finished or its lock expired)",
         code("MIGRATE_OUTSIDE"): "its flow parent or a pending child is in a queue (or prefix) this command does not move",
         code("MIGRATE_PRO"): "BullMQ Pro group data (Pro's group storage is not public)",
-        code("MIGRATE_TOO_BIG"): "a flow parent with more than 1,000 children (more than one bounded call moves)",
+        code("MIGRATE_TOO_BIG"): "a flow parent with more than 1,000 children still pending (more than one bounded call moves)",
         code("MIGRATE_NOT_CARRIED"): "not carried: an old-style repeatable job (no repeat hash: BullMQ before about 5.10), or a keepLastIfActive next job with a flow parent",
     }
 
@@ -139,20 +139,44 @@ def _worker_refusals(bullmq: List[str], unknown: List[str], unreadable: Optional
     return out
 
 
-async def _move_state(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: int, moved_queues: str, r: Dict[str, Any]) -> None:
+async def _move_pass(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: int, moved_queues: str, r: Dict[str, Any],
+                     again: Optional[set] = None) -> List[str]:
+    """One pass over a state (Node's movePass): returns the ids refused as too big for one call,
+    unreported; a second pass (`again`) reports only what it refuses of those."""
     skip, left = 0, 0
+    big: List[str] = []
+    too_big_code = code("MIGRATE_TOO_BIG")
     while True:
         res = await run.call("migrateJobs", [state, batch, skip, "1" if dry else "0", mk.prefix, mk.bull_prefix, moved_queues])
         examined, moved, left = int(res[0]), int(res[1]), int(res[2])
         refused = _pairs(res, 3)
         r["states"][state]["moved"] += moved
-        _note(r, state, refused)
+        too_big = [] if again is not None else [x for x in refused if x["code"] == too_big_code]
+        if dry:
+            r["states"][state]["moved"] += len(too_big)
+        else:
+            big.extend(x["id"] for x in too_big)
+        _note(r, state, [x for x in refused if (x["id"] in again if again is not None else x not in too_big)])
         if examined == 0:
             break
         skip += examined if dry else len(refused)
         if skip > _MAX_SKIP or (dry and skip >= left):
             break
     r["states"][state]["left"] = left - r["states"][state]["moved"] if dry else left
+    return big
+
+
+async def _move_state(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: int, moved_queues: str, r: Dict[str, Any]) -> None:
+    big = await _move_pass(run, mk, state, dry, batch, moved_queues, r)
+    if not big:
+        return
+    # Flow parents with more children than one call moves: their finished children first, in
+    # bounded steps (migrateDeps), then a second pass moves them with the rest.
+    for jid in big:
+        left = 1
+        while left > 0:
+            left = int(await run.call("migrateDeps", [jid, min(batch * 5, 1000), mk.prefix, mk.bull_prefix]))
+    await _move_pass(run, mk, state, dry, batch, moved_queues, r, set(big))
 
 
 async def migrate_from_bullmq(connection: Any, queues: Sequence[str], prefix: str = "emq", bullmq_prefix: str = "bull",

@@ -7,7 +7,7 @@
  */
 import { openConnection, type ConnectionInput, type RedisClient } from '../core/connection.js';
 import { queueKeys, DEFAULT_PREFIX } from '../core/keys.js';
-import { MIGRATE_REASONS } from '../core/errors.js';
+import { Code, MIGRATE_REASONS } from '../core/errors.js';
 import { MetaField } from '../core/fields.js';
 import { redisNowMs } from '../core/values.js';
 import * as v from '../core/validate.js';
@@ -116,21 +116,47 @@ function noteCannot(r: QueueMigration, what: string, refused: readonly Refused[]
 
 /** Moves (or, dry, examines) every job of one BullMQ state of one queue. */
 async function moveState(client: RedisClient, keys: MoveKeys, state: BullState, o: { dryRun: boolean; batchSize: number; queues: string[] }, r: QueueMigration): Promise<void> {
+  const big = await movePass(client, keys, state, o, r);
+  if (big.length === 0) return;
+  // Flow parents with more children than one call moves: their finished children go ahead of
+  // them in bounded steps (migrateDeps), then a second pass moves them with the rest.
+  for (const id of big) {
+    let left = 1;
+    for (let guard = 0; left > 0 && guard < 100_000; guard++) left = await moveScripts.deps(client, keys, id, Math.min(o.batchSize * 5, 1000));
+  }
+  await movePass(client, keys, state, o, r, new Set(big));
+}
+
+/**
+ * One pass over a state; returns the ids refused as too big for one call, which it does not
+ * report. A second pass (`again`: those ids) reports only what it refuses of them: the first
+ * pass reported the others.
+ */
+async function movePass(
+  client: RedisClient, keys: MoveKeys, state: BullState, o: { dryRun: boolean; batchSize: number; queues: string[] }, r: QueueMigration,
+  again?: ReadonlySet<string>,
+): Promise<string[]> {
   let skip = 0;
   let left = 0;
+  const big: string[] = [];
   // Lists keep refused jobs at the serving end, so the window passes them (O(skip) a call):
   // past this many the rest of the list waits for the next run.
   const MAX_SKIP = 5000;
   for (;;) {
     const res = await moveScripts.jobs(client, keys, state, o.batchSize, skip, o.dryRun, o.queues);
     r.states[state].moved += res.moved;
-    noteCannot(r, state, res.refused);
+    const tooBig = again ? [] : res.refused.filter((x) => x.code === Code.MIGRATE_TOO_BIG);
+    // A dry run counts such a parent as moving (in steps); a move takes it in the second pass.
+    if (o.dryRun) r.states[state].moved += tooBig.length;
+    else big.push(...tooBig.map((x) => x.id));
+    noteCannot(r, state, res.refused.filter((x) => (again ? again.has(x.id) : !tooBig.includes(x))));
     left = res.left;
     if (res.examined === 0) break;
     skip += o.dryRun ? res.examined : res.refused.length;
     if (skip > MAX_SKIP || (o.dryRun && skip >= res.left)) break;
   }
   r.states[state].left = o.dryRun ? left - r.states[state].moved : left;
+  return big;
 }
 
 async function moveSchedulers(client: RedisClient, keys: MoveKeys, dryRun: boolean, r: QueueMigration): Promise<void> {

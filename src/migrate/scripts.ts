@@ -12,6 +12,7 @@ const calls = {
   migrateScheduler: bindScript('migrateScheduler'),
   migrateDedup: bindScript('migrateDedup'),
   migrateMeta: bindScript('migrateMeta'),
+  migrateDeps: bindScript('migrateDeps'),
   raiseJobId: bindScript('raiseJobId'),
 };
 
@@ -67,6 +68,10 @@ export const moveScripts = {
     const r = (await calls.migrateMeta({ client, keys }, [dry ? '1' : '0'])) as string[];
     const n = (s: string | undefined) => (s === undefined || s === '' ? undefined : Number(s));
     return { paused: r[0] === '1', concurrency: n(r[1]), rateMax: n(r[2]), rateDuration: n(r[3]) };
+  },
+  /** Moves up to `limit` finished-children entries of a big flow parent ahead of it; entries left, or -20. */
+  async deps(client: RedisClient, keys: MoveKeys, id: string, limit: number): Promise<number> {
+    return Number(await calls.migrateDeps({ client, keys }, [id, limit, keys.prefix, keys.bullPrefix]));
   },
   async raiseJobId(client: RedisClient, keys: QueueKeys, atLeast: number): Promise<number> {
     return Number(await calls.raiseJobId({ client, keys }, [atLeast]));

@@ -362,7 +362,7 @@ describe('migrateFromBullMQ', () => {
     expect(Object.fromEntries(r2.queues[0]!.cannot.map((c) => [c.id, c.code]))).toEqual({ 'custom-1': -20, [live.id!]: -22 });
   });
 
-  it('leaves BullMQ Pro group jobs and a parent too big for one call in BullMQ, with the reason', async () => {
+  it('moves a parent with more children than one call in steps, and leaves Pro group jobs and a parent with too many pending children', async () => {
     const name = qname('mig-pro');
     const q = new bull.Queue(name, { connection: conn() });
     opened.push(q);
@@ -371,17 +371,31 @@ describe('migrateFromBullMQ', () => {
     const flow = new bull.FlowProducer({ connection: conn() });
     opened.push(flow);
     const big = await flow.add({ name: 'big', queueName: name, children: [{ name: 'kid', queueName: name }] });
-    // 1,000 more processed children: more than one bounded call moves with its parent.
-    const processed = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`bull:${name}:done-${i}`, '1']));
+    // 2,500 more processed children: more than one bounded call moves with their parent.
+    const processed = Object.fromEntries(Array.from({ length: 2500 }, (_, i) => [`bull:${name}:done-${i}`, String(i)]));
     await redis.hset(`bull:${name}:${big.job.id}:processed`, processed);
-    const r = await migrateFromBullMQ({ connection: redisUrl(), queues: [name] });
+    // 1,001 pending children: pending ones move only with their parent, in one call.
+    const huge = await flow.add({ name: 'huge', queueName: name, children: [{ name: 'kid2', queueName: name }] });
+    await redis.sadd(`bull:${name}:${huge.job.id}:dependencies`, ...Array.from({ length: 1000 }, (_, i) => `bull:${name}:pend-${i}`));
+    const dry = await migrateFromBullMQ({ connection: redisUrl(), queues: [name], dryRun: true });
+    const r = await migrateFromBullMQ({ connection: redisUrl(), queues: [name], batchSize: 50 });
     expect(Object.fromEntries(r.queues[0]!.cannot.map((c) => [c.id, [c.what, c.code]]))).toEqual({
-      [grouped.id!]: ['wait', -23], [big.job.id!]: ['waiting-children', -24],
-      [big.children![0]!.job.id!]: ['wait', -22], // its parent stays, so it stays with it
+      [grouped.id!]: ['wait', -23], [huge.job.id!]: ['waiting-children', -24],
+      [huge.children![0]!.job.id!]: ['wait', -22], // its parent stays, so it stays with it
     });
-    expect(r.queues[0]!.cannot[0]!.reason).toMatch(/BullMQ Pro|children/);
-    expect(await redis.exists(`bull:${name}:${grouped.id}`, `bull:${name}:${big.job.id}`)).toBe(2);
-    expect(await redis.zrange(`bull:${name}:waiting-children`, 0, -1)).toEqual([big.job.id]);
+    expect(r.queues[0]!.cannot.find((c) => c.code === -23)!.reason).toMatch(/BullMQ Pro/);
+    expect(r.queues[0]!.states['waiting-children'].moved).toBe(1);
+    expect(dry.queues[0]!.states['waiting-children'].moved).toBe(2); // a dry run cannot see the pending limit
+    expect(await redis.exists(`bull:${name}:${grouped.id}`, `bull:${name}:${huge.job.id}`, `bull:${name}:${big.job.id}`)).toBe(2);
+    expect(await redis.zrange(`bull:${name}:waiting-children`, 0, -1)).toEqual([huge.job.id]);
+    // The parent moved in steps has every child's value, and waits for its last child.
+    const eq = new Queue(name, { connection: conn() });
+    opened.push(eq);
+    const moved = (await eq.getJob(big.job.id!))!;
+    expect(await moved.getState()).toBe('waiting-children');
+    const values = await moved.getChildrenValues();
+    expect(Object.keys(values).length).toBe(2500);
+    expect((await moved.getDependenciesCount()).unprocessed).toBe(1);
   });
 
   it('refuses before writing: bad input, colliding keys, BullMQ workers connected', async () => {
