@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--bullmq-prefix", default="bull", help="BullMQ's key prefix")
     m.add_argument("--dry-run", action="store_true", help="report what would move and what cannot, and why; change nothing")
     m.add_argument("--force", action="store_true", help="go on when the check for running BullMQ workers cannot tell")
-    m.add_argument("--batch", default="100", help="jobs per script call (1..1000)")
+    m.add_argument("--batch", default="50", help="jobs per script call (1..1000)")
     m.add_argument("--json", action="store_true", help="print JSON instead of text")
     return p
 

@@ -180,7 +180,7 @@ async def _move_state(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: 
 
 
 async def migrate_from_bullmq(connection: Any, queues: Sequence[str], prefix: str = "emq", bullmq_prefix: str = "bull",
-                              dry_run: bool = False, force: bool = False, batch_size: int = 100) -> Dict[str, Any]:
+                              dry_run: bool = False, force: bool = False, batch_size: int = 50) -> Dict[str, Any]:
     """Moves BullMQ queues into the echomq queues of the same names; returns the report (Node's
     shape). Raises MigrationRefusedError (nothing written) while BullMQ workers run on them, when
     keys could collide, or on a Cluster when a queue's two layouts are in different slots."""

@@ -268,7 +268,7 @@ function build(io: CliIO): Command {
     .option('--bullmq-prefix <prefix>', "BullMQ's key prefix", 'bull')
     .option('--dry-run', 'report what would move and what cannot, and why; change nothing')
     .option('--force', 'go on when the check for running BullMQ workers cannot tell (CLIENT LIST denied, or Redis < 7.2 with one prefix for both)')
-    .option('--batch <n>', 'jobs per script call (1..1000)', '100')
+    .option('--batch <n>', 'jobs per script call (1..1000)', '50')
     .addOption(json())
     .action(
       action(async (t, [queues], o) => {

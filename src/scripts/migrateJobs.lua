@@ -80,7 +80,8 @@ local function moveOne(id, score)
   local unfinished = source ~= 'completed' and source ~= 'failed'
   -- (A dry run moved no parent yet: it counts the child as its parent's move would go.)
   if pq and unfinished and (not mv.moved[pq] or (not dry and parentLeftBehind(pq, pid))) then return OUTSIDE end
-  local deps, pend = bullDeps(id)
+  local extras = bullExtras(id)
+  local deps, pend = bullDeps(id, extras)
   if not deps then return pend == 'big' and BIG or OUTSIDE end
   if dry then
     moved = moved + 1
@@ -139,7 +140,7 @@ local function moveOne(id, score)
   end
   if #deps > 0 then redis.call('HSET', K.depsBase .. id, unpack(deps)) end
   if source == 'active' then redis.call('SREM', K.bullBase .. 'stalled', id) end
-  dropBullJob(id)
+  dropBullJob(id, extras, source == 'active')
   moved = moved + 1
   return nil
 end

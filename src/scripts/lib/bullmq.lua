@@ -163,10 +163,17 @@ local BULL_FAILED_REASON = 'failedReason'
 -- A parent's children as echomq's deps hash entries (flat field, value list) and the number
 -- still pending, or nil and the refusal: 'big' (more than DEPS_MAX children for one call) or
 -- 'outside' (a pending child in a queue this run does not move).
-local function bullDeps(id)
+-- How many of BullMQ's per-job keys beside the hash exist (the flow records and the logs): one
+-- EXISTS, so a plain job (0) costs no more reads and only its hash is deleted.
+local function bullExtras(id)
+  local b = K.bullBase .. id
+  return redis.call('EXISTS', b .. ':dependencies', b .. ':processed', b .. ':failed', b .. ':unsuccessful', b .. ':logs')
+end
+
+local function bullDeps(id, extras)
   local b = K.bullBase .. id
   local dk, pk, fk, uk = b .. ':dependencies', b .. ':processed', b .. ':failed', b .. ':unsuccessful'
-  if redis.call('EXISTS', dk, pk, fk, uk) == 0 then return {}, 0 end
+  if extras == 0 or redis.call('EXISTS', dk, pk, fk, uk) == 0 then return {}, 0 end
   local size = redis.call('SCARD', dk) + redis.call('HLEN', pk) + redis.call('HLEN', fk) + redis.call('ZCARD', uk)
   if size > DEPS_MAX then return nil, 'big' end
   local e, pend = {}, 0
@@ -190,8 +197,13 @@ local function bullDeps(id)
 end
 
 -- Deletes BullMQ's keys of a moved job; its logs list becomes echomq's (RENAME, O(1)).
-local function dropBullJob(id)
+-- extras: bullExtras' count (0: only the hash, and the lock of an active job, exist).
+local function dropBullJob(id, extras, active)
   local b = K.bullBase .. id
+  if extras == 0 then
+    if active then redis.call('DEL', b, b .. ':lock') else redis.call('DEL', b) end
+    return
+  end
   if redis.call('EXISTS', b .. ':logs') == 1 then redis.call('RENAME', b .. ':logs', K.logsBase .. id) end
   redis.call('DEL', b, b .. ':dependencies', b .. ':processed', b .. ':failed', b .. ':unsuccessful', b .. ':lock')
 end
