@@ -91,6 +91,20 @@ async def _layout_refusals(client: Any, queues: Sequence[str], prefix: str, bull
     return out
 
 
+def _glob_escape(s: str) -> str:
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in s)
+
+
+async def _pro_refusals(client: Any, queues: Sequence[str], bull_prefix: str) -> List[str]:
+    """BullMQ Pro's group keys (`groups…`, a layout that is not public): the queue is refused whole."""
+    out: List[str] = []
+    for q in queues:
+        async for k in client.scan_iter(match=_glob_escape(f"{bull_prefix}:{q}:") + "groups*", count=1000):
+            out.append(f"queue {q}: BullMQ Pro group data ({text(k)}); Pro's group storage is not public, so the queue is not moved")
+            break
+    return out
+
+
 async def _slot_refusals(client: Any, queues: Sequence[str], prefix: str, bull_prefix: str) -> List[str]:
     if not is_cluster(client):
         return []
@@ -179,6 +193,12 @@ async def _move_state(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: 
     await _move_pass(run, mk, state, dry, batch, moved_queues, r, set(big))
 
 
+async def _move_dedup(run: Runner, ids: List[str], dry: bool, r: Dict[str, Any]) -> None:
+    res = await run.call("migrateDedup", ["1" if dry else "0", *ids])
+    r["deduplication"]["moved"] += int(res[0])
+    _note(r, "deduplication", _pairs(res, 1))
+
+
 async def migrate_from_bullmq(connection: Any, queues: Sequence[str], prefix: str = "emq", bullmq_prefix: str = "bull",
                               dry_run: bool = False, force: bool = False, batch_size: int = 50) -> Dict[str, Any]:
     """Moves BullMQ queues into the echomq queues of the same names; returns the report (Node's
@@ -205,6 +225,7 @@ async def migrate_from_bullmq(connection: Any, queues: Sequence[str], prefix: st
         soft = _worker_refusals([], w["unknown"], w["unreadable"])
         refusals = [*(await _layout_refusals(client, names, prefix, bullmq_prefix)),
                     *(await _slot_refusals(client, names, prefix, bullmq_prefix)),
+                    *(await _pro_refusals(client, names, bullmq_prefix)),
                     *_worker_refusals(w["bullmq"], [], None), *([] if force else soft)]
         if refusals and not dry_run:
             raise MigrationRefusedError(refusals)
@@ -246,17 +267,14 @@ async def migrate_from_bullmq(connection: Any, queues: Sequence[str], prefix: st
             for s in BULL_STATES[1:]:
                 await _move_state(run, mk, s, dry_run, batch_size, moved_queues, r)
             base = mk.bull_base + "de:"
-            pattern = "".join("\\" + ch if ch in "*?[]\\" else ch for ch in base) + "*"
-            cursor: Any = 0
-            while True:
-                cursor, found = await client.scan(cursor, match=pattern, count=500)
-                ids = [text(k)[len(base):] for k in found]
-                for i in range(0, len(ids), 500):
-                    res = await run.call("migrateDedup", ["1" if dry_run else "0", *ids[i:i + 500]])
-                    r["deduplication"]["moved"] += int(res[0])
-                    _note(r, "deduplication", _pairs(res, 1))
-                if int(cursor) == 0:
-                    break
+            ids: List[str] = []
+            async for k in client.scan_iter(match=_glob_escape(base) + "*", count=1000):
+                ids.append(text(k)[len(base):])
+                if len(ids) == 500:
+                    await _move_dedup(run, ids, dry_run, r)
+                    ids = []
+            if ids:
+                await _move_dedup(run, ids, dry_run, r)
         jobs = sum(s["moved"] for r in reports for s in r["states"].values())
         return {"dryRun": dry_run, "prefix": prefix, "bullmqPrefix": bullmq_prefix, "queues": reports, "jobs": jobs,
                 "refusals": refusals, "workers": {"echomq": w["echomq"], "forced": soft if force else []},

@@ -87,6 +87,10 @@ def test_cli_reports_and_refuses(redis_url, qname, capsys):
     assert r.exists(f"bull:{qname}:1") == 0
     assert cli(["--redis", redis_url, "migrate-from-bullmq", qname, "--batch", "0"]) == 1
     assert "batchSize" in capsys.readouterr().err
+    # BullMQ Pro's group keys: the queue is refused whole.
+    r.rpush(f"bull:{qname}-pro:groups:tenant-1", "1")
+    with pytest.raises(MigrationRefusedError, match="BullMQ Pro group data"):
+        asyncio.run(migrate_from_bullmq(redis_url, [f"{qname}-pro"]))
     # A BullMQ worker's connection (BullMQ's name, no echomq mark) refuses the move.
     r.client_setname(f"bull:{base64.b64encode(qname.encode()).decode()}")
     try:

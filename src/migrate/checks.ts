@@ -47,6 +47,43 @@ export async function layoutRefusals(client: RedisClient, queues: readonly strin
   return out;
 }
 
+/**
+ * BullMQ Pro keeps a group's waiting jobs in keys of its own (`groups…`), whose layout is not
+ * public: such a queue is refused whole rather than half moved. One bounded SCAN pass per queue
+ * (the first key found ends it).
+ */
+export async function proRefusals(client: RedisClient, queues: readonly string[], bullPrefix: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const q of queues) {
+    let first: string | undefined;
+    await scanKeys(client, `${globEscape(bullBase(bullPrefix, q))}groups*`, (keys) => {
+      first = keys[0];
+      return first === undefined;
+    });
+    if (first !== undefined) out.push(`queue ${q}: BullMQ Pro group data (${first}); Pro's group storage is not public, so the queue is not moved`);
+  }
+  return out;
+}
+
+/** A key with SCAN's glob characters escaped. */
+export const globEscape = (s: string): string => s.replace(/[*?[\]\\]/g, '\\$&');
+
+/**
+ * SCANs the keys matching `pattern` (on every master of a Cluster), 1,000 a step, handing each
+ * step's keys to `each`, which returns false to stop.
+ */
+export async function scanKeys(client: RedisClient, pattern: string, each: (keys: string[]) => boolean | Promise<boolean>): Promise<void> {
+  const nodes = isClusterClient(client) ? await masterNodes(client) : [client];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (found.length > 0 && !(await each(found))) return;
+    } while (cursor !== '0');
+  }
+}
+
 /** On a Cluster, each queue's two bases must hash to one slot (one atomic call per batch). */
 export async function slotRefusals(client: RedisClient, queues: readonly string[], prefix: string, bullPrefix: string): Promise<string[]> {
   if (!isClusterClient(client)) return [];

@@ -11,7 +11,7 @@ import { Code, MIGRATE_REASONS } from '../core/errors.js';
 import { MetaField } from '../core/fields.js';
 import { redisNowMs } from '../core/values.js';
 import * as v from '../core/validate.js';
-import { layoutRefusals, MigrationRefusedError, slotRefusals, workerCheck, workerRefusals } from './checks.js';
+import { globEscape, layoutRefusals, MigrationRefusedError, proRefusals, scanKeys, slotRefusals, workerCheck, workerRefusals } from './checks.js';
 import { BULL_STATES, moveKeys, moveScripts, type BullState, type MoveKeys, type Refused } from './scripts.js';
 
 export interface MigrateOptions {
@@ -177,18 +177,15 @@ async function moveSchedulers(client: RedisClient, keys: MoveKeys, dryRun: boole
 
 async function moveDedup(client: RedisClient, keys: MoveKeys, dryRun: boolean, r: QueueMigration): Promise<void> {
   const base = `${keys.bullBase}de:`;
-  const pattern = base.replace(/[*?[\]\\]/g, '\\$&') + '*';
-  let cursor = '0';
-  do {
-    const [next, found] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-    cursor = next;
+  await scanKeys(client, `${globEscape(base)}*`, async (found) => {
     const ids = found.map((k) => k.slice(base.length));
     for (let i = 0; i < ids.length; i += 500) {
       const res = await moveScripts.dedup(client, keys, ids.slice(i, i + 500), dryRun);
       r.deduplication.moved += res.moved;
       noteCannot(r, 'deduplication', res.refused);
     }
-  } while (cursor !== '0');
+    return true;
+  });
 }
 
 /**
@@ -208,6 +205,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     const soft = workerRefusals({ bullmq: [], unknown: w.unknown, echomq: 0, unreadable: w.unreadable });
     const refusals = [
       ...(await layoutRefusals(client, o.queues, o.prefix, o.bullmqPrefix)), ...(await slotRefusals(client, o.queues, o.prefix, o.bullmqPrefix)),
+      ...(await proRefusals(client, o.queues, o.bullmqPrefix)),
       ...workerRefusals({ bullmq: w.bullmq, unknown: [], echomq: 0 }), ...(o.force ? [] : soft),
     ];
     // A dry run reports the refusals with what would move; a move writes nothing.

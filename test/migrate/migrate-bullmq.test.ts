@@ -422,6 +422,10 @@ describe('migrateFromBullMQ', () => {
     expect(String(err.message)).toMatch(/BullMQ workers are connected/);
     expect(await redis.llen(`bull:${name}:wait`)).toBe(1);
     expect(await redis.exists(keysOf(name).meta)).toBe(0);
+    // BullMQ Pro's group keys: the queue is refused whole.
+    const pro = qname('mig-prokeys');
+    await redis.rpush(`bull:${pro}:groups:tenant-1`, '1');
+    await expect(migrateFromBullMQ({ connection: redisUrl(), queues: [pro] })).rejects.toThrow(/BullMQ Pro group data/);
     // A dry run reports the refusal with what would move.
     const dry = await migrateFromBullMQ({ connection: redisUrl(), queues: [name], dryRun: true });
     expect(dry.refusals.join()).toMatch(/BullMQ workers are connected/);
