@@ -422,6 +422,21 @@ describe('migrateFromBullMQ', () => {
     expect(String(err.message)).toMatch(/BullMQ workers are connected/);
     expect(await redis.llen(`bull:${name}:wait`)).toBe(1);
     expect(await redis.exists(keysOf(name).meta)).toBe(0);
+    // Under one prefix for both, a worker connection without a library name (Redis < 7.2, as
+    // here) may be either's: refused unless forced, and the report names what was forced past.
+    const one = qname('mig-one');
+    const named = redis.duplicate();
+    opened.push({ close: () => named.quit() });
+    await named.client('SETNAME', `bull:${Buffer.from(one).toString('base64')}:w:svc`);
+    const server = Number(/redis_version:(\d+)\.(\d+)/.exec(await redis.info('server'))!.slice(1).join('.'));
+    if (server < 7.2) {
+      await expect(migrateFromBullMQ({ connection: redisUrl(), queues: [one], prefix: 'bull' })).rejects.toThrow(/may be BullMQ's or echomq's/);
+      const forced = await migrateFromBullMQ({ connection: redisUrl(), queues: [one], prefix: 'bull', force: true });
+      expect(forced.workers.forced.join()).toMatch(/may be BullMQ's or echomq's/);
+    } else {
+      // Redis 7.2+ shows the library name: ioredis without echomq's mark is BullMQ's worker.
+      await expect(migrateFromBullMQ({ connection: redisUrl(), queues: [one], prefix: 'bull', force: true })).rejects.toThrow(/BullMQ workers are connected/);
+    }
     // BullMQ Pro's group keys: the queue is refused whole.
     const pro = qname('mig-prokeys');
     await redis.rpush(`bull:${pro}:groups:tenant-1`, '1');
