@@ -30,7 +30,7 @@ def _reasons() -> Dict[int, str]:
     return {
         code("MIGRATE_ID_TAKEN"): "echomq already holds this id",
         code("MIGRATE_LOCKED"): "a BullMQ worker holds its lock (run again once it has finished or its lock expired)",
-        code("MIGRATE_OUTSIDE"): "its flow parent or a pending child is in a queue (or prefix) this command does not move",
+        code("MIGRATE_OUTSIDE"): "its flow parent or a pending child is in a queue (or prefix) this command does not move, or stays in BullMQ",
         code("MIGRATE_PRO"): "BullMQ Pro group data (Pro's group storage is not public)",
         code("MIGRATE_TOO_BIG"): "a flow parent with more than 1,000 children still pending (more than one bounded call moves)",
         code("MIGRATE_NOT_CARRIED"): "not carried: an old-style repeatable job (no repeat hash: BullMQ before about 5.10), or a keepLastIfActive next job with a flow parent",

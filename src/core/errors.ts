@@ -386,7 +386,7 @@ function refusalText(r: Refusal, bull: string, detail: string): string {
 export const MIGRATE_REASONS: Readonly<Record<number, string>> = {
   [Code.MIGRATE_ID_TAKEN]: 'echomq already holds this id',
   [Code.MIGRATE_LOCKED]: 'a BullMQ worker holds its lock (run again once it has finished or its lock expired)',
-  [Code.MIGRATE_OUTSIDE]: 'its flow parent or a pending child is in a queue (or prefix) this command does not move',
+  [Code.MIGRATE_OUTSIDE]: 'its flow parent or a pending child is in a queue (or prefix) this command does not move, or stays in BullMQ',
   [Code.MIGRATE_PRO]: "BullMQ Pro group data (Pro's group storage is not public)",
   [Code.MIGRATE_TOO_BIG]: 'a flow parent with more than 1,000 children still pending (more than one bounded call moves)',
   [Code.MIGRATE_NOT_CARRIED]: 'not carried: an old-style repeatable job (no repeat hash: BullMQ before about 5.10), or a keepLastIfActive next job with a flow parent',

@@ -17,7 +17,8 @@
 -- Returns: {examined, moved, left, id1, code1, id2, code2, …}: left = entries still in the
 --   structure; a pair per job refused by this call, code -20 the id is taken in echomq, -21 a
 --   BullMQ lock is live (active), -22 its parent or a pending child is in a queue or prefix
---   not moved (or its parent was refused and still waits for children in BullMQ), -23 BullMQ Pro data (a group id), -24 more children than one call moves (its finished ones can go ahead with migrateDeps);
+--   not moved (or its parent was refused and still waits for children in BullMQ, or a pending
+--   child cannot move: its id taken in echomq, a Pro group job), -23 BullMQ Pro data (a group id), -24 more children than one call moves (its finished ones can go ahead with migrateDeps);
 --   entries without a job hash (and wait's `0:` markers of BullMQ < 5) are dropped and not
 --   counted as moved.
 -- Errors: -20, -21, -22, -23, -24 (per job, as above).

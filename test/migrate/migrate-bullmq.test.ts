@@ -377,17 +377,22 @@ describe('migrateFromBullMQ', () => {
     // 1,001 pending children: pending ones move only with their parent, in one call.
     const huge = await flow.add({ name: 'huge', queueName: name, children: [{ name: 'kid2', queueName: name }] });
     await redis.sadd(`bull:${name}:${huge.job.id}:dependencies`, ...Array.from({ length: 1000 }, (_, i) => `bull:${name}:pend-${i}`));
+    // A parent whose pending child is a Pro group job: the child stays, so the parent stays too.
+    const withPro = await flow.add({ name: 'pro-parent', queueName: name, children: [{ name: 'pro-kid', queueName: name }] });
+    await redis.hset(`bull:${name}:${withPro.children![0]!.job.id}`, 'gid', 'tenant-2');
     const dry = await migrateFromBullMQ({ connection: redisUrl(), queues: [name], dryRun: true });
     const r = await migrateFromBullMQ({ connection: redisUrl(), queues: [name], batchSize: 50 });
     expect(Object.fromEntries(r.queues[0]!.cannot.map((c) => [c.id, [c.what, c.code]]))).toEqual({
       [grouped.id!]: ['wait', -23], [huge.job.id!]: ['waiting-children', -24],
       [huge.children![0]!.job.id!]: ['wait', -22], // its parent stays, so it stays with it
+      [withPro.job.id!]: ['waiting-children', -22], [withPro.children![0]!.job.id!]: ['wait', -23],
     });
     expect(r.queues[0]!.cannot.find((c) => c.code === -23)!.reason).toMatch(/BullMQ Pro/);
     expect(r.queues[0]!.states['waiting-children'].moved).toBe(1);
     expect(dry.queues[0]!.states['waiting-children'].moved).toBe(2); // a dry run cannot see the pending limit
+    expect(dry.queues[0]!.states['waiting-children'].left).toBe(1);
     expect(await redis.exists(`bull:${name}:${grouped.id}`, `bull:${name}:${huge.job.id}`, `bull:${name}:${big.job.id}`)).toBe(2);
-    expect(await redis.zrange(`bull:${name}:waiting-children`, 0, -1)).toEqual([huge.job.id]);
+    expect((await redis.zrange(`bull:${name}:waiting-children`, 0, -1)).sort()).toEqual([huge.job.id, withPro.job.id].sort());
     // The parent moved in steps has every child's value, and waits for its last child.
     const eq = new Queue(name, { connection: conn() });
     opened.push(eq);

@@ -159,6 +159,8 @@ end
 local DEPS_MAX = 1000
 -- BullMQ's job hash field of the failed reason (a field of BullMQ's hash, not of echomq's).
 local BULL_FAILED_REASON = 'failedReason'
+-- BullMQ Pro's group id field of a job hash.
+local BULL_GROUP_ID = 'gid'
 
 -- A parent's children as echomq's deps hash entries (flat field, value list) and the number
 -- still pending, or nil and the refusal: 'big' (more than DEPS_MAX children for one call) or
@@ -180,7 +182,11 @@ local function bullDeps(id, extras)
   for _, c in ipairs(redis.call('SMEMBERS', dk)) do
     local q = splitBullKey(c)
     if not q or not mv.moved[q] then return nil, 'outside' end
-    e[#e + 1], e[#e + 2] = childKeyOf(c), 'p'
+    -- A pending child that will stay (its id taken in echomq, a Pro group job) would leave the
+    -- parent waiting in echomq for good: the parent stays with it.
+    local ek = childKeyOf(c)
+    if redis.call('EXISTS', ek) == 1 or redis.call('HEXISTS', c, BULL_GROUP_ID) == 1 then return nil, 'outside' end
+    e[#e + 1], e[#e + 2] = ek, 'p'
     pend = pend + 1
   end
   local p = redis.call('HGETALL', pk)
