@@ -17,9 +17,6 @@ export class MigrationRefusedError extends EchoError {
   }
 }
 
-/** The library name echomq's worker connections give Redis (CLIENT SETINFO LIB-NAME, Redis 7.2+). */
-export const ECHOMQ_LIB_MARK = WORKER_LIB_TAG;
-
 // Suffixes only one of the two layouts writes, to see which one owns keys under a base.
 const BULL_ONLY = ['id', 'wait', 'paused', 'prioritized', 'waiting-children', 'pc', 'marker', 'stalled-check', 'repeat'];
 const ECHOMQ_ONLY = ['ring', 'inring', 'lanes', 'scheds', 'wchildren', 'lcfg', 'dedup'];
@@ -143,7 +140,7 @@ export async function workerCheck(client: RedisClient, queues: readonly string[]
     const name = c.name ?? '';
     if (!names.some((n) => name === n || name.startsWith(`${n}:w:`))) continue;
     const lib = c['lib-name'];
-    if (lib !== undefined && lib.includes(ECHOMQ_LIB_MARK)) res.echomq++;
+    if (lib !== undefined && lib.includes(WORKER_LIB_TAG)) res.echomq++;
     else if ((lib !== undefined && lib !== '') || prefix !== bullPrefix) res.bullmq.push(`${name} (${c.addr ?? '?'})`);
     else res.unknown.push(`${name} (${c.addr ?? '?'})`);
   }
