@@ -76,3 +76,6 @@ export { LEGACY_REPEATABLE_JOBS_MIGRATION_URL, defaultRepeatStrategy, getNextMil
 export type * from './compat-types.js';
 export type * from './compat-jobs.js';
 export type * from './compat-telemetry.js';
+// Moving BullMQ queues' data into echomq (docs/migrating-from-bullmq.md "Moving a live queue").
+export { migrateFromBullMQ, migrationText, REFUSAL_REASONS, type MigrateOptions, type MigrationReport, type QueueMigration } from './migrate/migrate.js';
+export { MigrationRefusedError } from './migrate/checks.js';

@@ -18,6 +18,7 @@ from .job_scheduler import JobScheduler
 from .lock_manager import LockManager
 from .queue_events_producer import QueueEventsProducer
 from .errors import RedisUnreachableError
+from .migrate import MigrationRefusedError, migrate_from_bullmq
 
 __all__ = [
     "Queue", "Worker", "Job", "QueueEvents", "UnrecoverableError", "WaitingChildrenError", "AbortController",
@@ -26,4 +27,5 @@ __all__ = [
     "FlowProducer", "JobScheduler", "LockManager", "QueueEventsProducer", "DelayedError", "RateLimitError",
     "WaitingError", "ErrorCode", "custom_errors", "error_code",
     "RedisUnreachableError",
+    "migrate_from_bullmq", "MigrationRefusedError",
 ]

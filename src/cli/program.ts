@@ -13,6 +13,7 @@ import * as ops from '../operator/operations.js';
 import * as states from '../operator/states.js';
 import { requireKnownLane, topLanes, type LaneSortKey } from '../operator/lanes.js';
 import * as sched from '../operator/schedulers.js';
+import { migrateFromBullMQ, migrationText } from '../migrate/migrate.js';
 import {
   jobText, jobsTable, lanesTable, progressBar, queuesTable, schedulerText, schedulersTable, statusText, workersTable,
 } from './format.js';
@@ -326,6 +327,24 @@ function build(io: CliIO): Command {
           : upgraded ? `queue ${name}: upgraded from layout version ${from} to ${LAYOUT_VERSION}\n`
           : `queue ${name}: stored in layout version ${from}; upgrade-layout would move it to ${LAYOUT_VERSION}\n`;
         return { data: { queue: name, from, to: LAYOUT_VERSION, upgraded }, text };
+      }),
+    );
+
+  program
+    .command('migrate-from-bullmq <queue...>')
+    .description("move BullMQ queues' data into the echomq queues of the same names: jobs in every state, flows, schedulers, deduplication ids, settings, ids")
+    .option('--bullmq-prefix <prefix>', "BullMQ's key prefix", 'bull')
+    .option('--dry-run', 'report what would move and what cannot, and why; change nothing')
+    .option('--force', 'go on when the check for running BullMQ workers cannot tell (CLIENT LIST denied, or Redis < 7.2 with one prefix for both)')
+    .option('--batch <n>', 'jobs per script call (1..1000)', '50')
+    .addOption(json())
+    .action(
+      action(async (t, [queues], o) => {
+        const report = await migrateFromBullMQ({
+          connection: t.client, queues: queues as unknown as string[], prefix: t.prefix, bullmqPrefix: String(o.bullmqPrefix),
+          dryRun: Boolean(o.dryRun), force: Boolean(o.force), batchSize: num(String(o.batch)),
+        });
+        return { data: report, text: migrationText(report) };
       }),
     );
 

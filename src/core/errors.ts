@@ -47,6 +47,8 @@ export const ErrorCodes = {
   GROUP_MAX_SIZE: 'ERR_GROUP_MAX_SIZE',
   /** A sandboxed processor file that does not exist (ProcessorFileError). */
   PROCESSOR_FILE: 'ERR_PROCESSOR_FILE',
+  /** migrateFromBullMQ refused before writing (MigrationRefusedError): BullMQ workers run, keys could collide, … */
+  MIGRATION_REFUSED: 'ERR_MIGRATION_REFUSED',
 } as const;
 export type EchoErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
@@ -340,6 +342,18 @@ export const Code = {
   BAD_LANE: -15,
   /** An argument not in the form its script's ARGV table states (a number, flag, count or JSON object). */
   BAD_ARGUMENT: -16,
+  /** The move from BullMQ (migrate*.lua): echomq already holds this job, scheduler or deduplication id. */
+  MIGRATE_ID_TAKEN: -20,
+  /** migrateJobs: an active BullMQ job whose lock is live (a BullMQ worker runs it); migrateDedup: a next job whose holder is still in BullMQ. */
+  MIGRATE_LOCKED: -21,
+  /** migrateJobs: the job's flow parent or a pending child is in a queue or prefix the run does not move. */
+  MIGRATE_OUTSIDE: -22,
+  /** migrateJobs: BullMQ Pro data (a job of a group), not moved. */
+  MIGRATE_PRO: -23,
+  /** migrateJobs: a flow parent with more children than one bounded call moves. */
+  MIGRATE_TOO_BIG: -24,
+  /** migrateScheduler, migrateDedup: an old-style repeatable job (no repeat:<key> hash, BullMQ < 5.10 or so), or a keepLastIfActive next job with a flow parent (not carried). */
+  MIGRATE_NOT_CARRIED: -25,
 } as const;
 export type StatusCode = (typeof Code)[keyof typeof Code];
 
@@ -384,6 +398,15 @@ function refusalText(r: Refusal, bull: string, detail: string): string {
   return `${head}${r.op ? `${r.op}: ` : ''}job ${JSON.stringify(r.jobId)} ${detail}`;
 }
 
+/** Why the move from BullMQ left a job, scheduler or deduplication id in BullMQ, by status code. */
+export const MIGRATE_REASONS: Readonly<Record<number, string>> = {
+  [Code.MIGRATE_ID_TAKEN]: 'echomq already holds this id',
+  [Code.MIGRATE_LOCKED]: 'a BullMQ worker holds its lock (run again once it has finished or its lock expired)',
+  [Code.MIGRATE_OUTSIDE]: 'its flow parent or a pending child is in a queue (or prefix) this command does not move, or stays in BullMQ',
+  [Code.MIGRATE_PRO]: "BullMQ Pro group data (Pro's group storage is not public)",
+  [Code.MIGRATE_TOO_BIG]: 'a flow parent with more than 1,000 children still pending (more than one bounded call moves)',
+  [Code.MIGRATE_NOT_CARRIED]: 'not carried: an old-style repeatable job (no repeat hash: BullMQ before about 5.10), or a keepLastIfActive next job with a flow parent',
+};
 /**
  * The one table from a script's status code to the typed error of the refused call. Messages
  * begin with BullMQ's text for the same refusal when the caller names BullMQ's command
@@ -407,6 +430,9 @@ const REFUSALS: Readonly<Partial<Record<StatusCode, (r: Refusal) => Error>>> = {
   [Code.BAD_ID]: (r) => guardError(Code.BAD_ID, r),
   [Code.BAD_LANE]: (r) => guardError(Code.BAD_LANE, r),
   [Code.BAD_ARGUMENT]: (r) => guardError(Code.BAD_ARGUMENT, r),
+  // The move from BullMQ names these in its report; as errors they say what stays where.
+  ...Object.fromEntries(Object.entries(MIGRATE_REASONS).map(([code, reason]) => [code, (r: Refusal) =>
+    new EchoError(ErrorCodes.MIGRATION_REFUSED, refusalText({ jobId: r.jobId, op: r.op }, '', `stays in BullMQ: ${reason}`))])),
 };
 
 /**

@@ -193,6 +193,14 @@ export const shardQueueName = (name: string, index: number): string => `${name}#
 export const clientName = (keys: QueueKeys, suffix = ''): string =>
   `${keys.prefix}:${Buffer.from(keys.queue).toString('base64')}${suffix}`;
 
+/**
+ * The client library name (CLIENT SETINFO LIB-NAME, Redis 7.2+) of a worker's named
+ * connections: `ioredis(echomq)`, as ioredis writes a `clientInfoTag`. It is the mark that tells
+ * echomq's worker connections from BullMQ's, which carry the same names (the move from BullMQ
+ * refuses while BullMQ's workers run).
+ */
+export const WORKER_LIB_TAG = 'echomq';
+
 /** Pattern matching every key of the queue (for tests and obliterate checks). */
 export const queueKeyPattern = (keys: QueueKeys): string => keys.base.replace(/[*?[\]\\]/g, '\\$&') + '*';
 

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { closeConnection, isClusterClient, openConnection, type Connection, type RedisClient, type RedisConnection } from '../core/connection.js';
 import { ClosedError, EchoError, RateLimitError, guardedEmit, reportError } from '../core/errors.js';
-import { clientName, type QueueKeys } from '../core/keys.js';
+import { clientName, WORKER_LIB_TAG, type QueueKeys } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { delay as delayFor } from '../core/utils.js';
 import type { WorkerListener, WorkerSettings } from './worker-options.js';
@@ -293,9 +293,12 @@ export function nameConnection(conn: Connection, name: string): void {
   const c = conn.client;
   if (conn.owned) {
     c.options.connectionName = name; // applied by ioredis on every (re)connect
+    c.options.clientInfoTag = WORKER_LIB_TAG; // LIB-NAME ioredis(echomq) on every (re)connect
     if (c.status !== 'ready') return;
   }
   void c.client('SETNAME', name).catch(() => {});
+  // The mark BullMQ's workers lack (Redis 7.2+; older servers refuse SETINFO, and have no field).
+  void c.call('CLIENT', 'SETINFO', 'LIB-NAME', `ioredis(${WORKER_LIB_TAG})`).catch(() => {});
 }
 
 /** How one BLPOP of block() ended: a wake token, its own timeout, a poke or the block's time, or an error. */

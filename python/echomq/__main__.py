@@ -1,0 +1,49 @@
+"""`python -m echomq`: the command line of the Python package. One command so far,
+`migrate-from-bullmq`, with the flags and report of the Node CLI's (docs/operators.md)."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import List, Optional
+
+from .errors import EchoMQError
+from .migrate import migrate_from_bullmq, migration_text
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m echomq", description="Operate echomq queues from Python.")
+    p.add_argument("--redis", help="Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379)")
+    p.add_argument("--prefix", default="emq", help="key prefix of the queues")
+    sub = p.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("migrate-from-bullmq", help="move BullMQ queues' data into the echomq queues of the same names")
+    m.add_argument("queues", nargs="+", metavar="queue")
+    m.add_argument("--bullmq-prefix", default="bull", help="BullMQ's key prefix")
+    m.add_argument("--dry-run", action="store_true", help="report what would move and what cannot, and why; change nothing")
+    m.add_argument("--force", action="store_true", help="go on when the check for running BullMQ workers cannot tell")
+    m.add_argument("--batch", default="50", help="jobs per script call (1..1000)")
+    m.add_argument("--json", action="store_true", help="print JSON instead of text")
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    url = args.redis or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379"
+    try:
+        batch = int(args.batch)
+    except ValueError:
+        batch = args.batch  # passed on as given: validation names the field and the value
+    try:
+        report = asyncio.run(migrate_from_bullmq(url, args.queues, prefix=args.prefix, bullmq_prefix=args.bullmq_prefix,
+                                                 dry_run=args.dry_run, force=args.force, batch_size=batch))
+    except (EchoMQError, OSError) as err:
+        sys.stderr.write(f"echomq: {err}\n")
+        return 1
+    sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n" if args.json else migration_text(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

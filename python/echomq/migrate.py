@@ -1,0 +1,318 @@
+"""migrate_from_bullmq: moves BullMQ 6 queues' live data into echomq, as Node's
+migrateFromBullMQ (src/migrate/migrate.ts) does, by driving the same scripts of the library
+(docs/protocol.md "Moving a BullMQ queue"): each call moves a bounded batch atomically, so a move
+killed at any point and run again moves each job exactly once. The report has Node's shape."""
+from __future__ import annotations
+
+import base64
+import json
+import time
+from typing import Any, Dict, List, Optional, Sequence
+
+from .codec import text
+from .connection import close_client, is_cluster, open_client, redis_now_ms
+from .errors import EchoMQError
+from .keys import QueueKeys, queue_keys
+from .library import code
+from .runner import Runner
+from . import validate as v
+
+BULL_STATES = ("waiting-children", "wait", "paused", "prioritized", "active", "delayed", "failed", "completed")
+_BULL_ONLY = ("id", "wait", "paused", "prioritized", "waiting-children", "pc", "marker", "stalled-check", "repeat")
+_ECHOMQ_ONLY = ("ring", "inring", "lanes", "scheds", "wchildren", "lcfg", "dedup")
+# The client library name echomq's worker connections carry (src/core/keys.ts WORKER_LIB_TAG).
+WORKER_LIB_TAG = "echomq"
+_CANNOT_LISTED = 100
+_MAX_SKIP = 5000
+
+
+def _reasons() -> Dict[int, str]:
+    return {
+        code("MIGRATE_ID_TAKEN"): "echomq already holds this id",
+        code("MIGRATE_LOCKED"): "a BullMQ worker holds its lock (run again once it has finished or its lock expired)",
+        code("MIGRATE_OUTSIDE"): "its flow parent or a pending child is in a queue (or prefix) this command does not move, or stays in BullMQ",
+        code("MIGRATE_PRO"): "BullMQ Pro group data (Pro's group storage is not public)",
+        code("MIGRATE_TOO_BIG"): "a flow parent with more than 1,000 children still pending (more than one bounded call moves)",
+        code("MIGRATE_NOT_CARRIED"): "not carried: an old-style repeatable job (no repeat hash: BullMQ before about 5.10), or a keepLastIfActive next job with a flow parent",
+    }
+
+
+class MigrationRefusedError(EchoMQError):
+    """The move was refused before anything was written; `reasons` says why."""
+
+    def __init__(self, reasons: Sequence[str]) -> None:
+        super().__init__("migrate-from-bullmq refused: " + "; ".join(reasons))
+        self.reasons = list(reasons)
+
+
+class _MoveKeys:
+    """echomq's keys of a queue with BullMQ's base beside them (the scripts' `bullBase`)."""
+
+    def __init__(self, queue: str, prefix: str, bull_prefix: str) -> None:
+        self.keys = queue_keys(queue, prefix)
+        self.queue = queue
+        self.prefix = prefix
+        self.bull_prefix = bull_prefix
+        self.bull_base = f"{bull_prefix}:{queue}:"
+
+    def __getitem__(self, name: str) -> str:
+        return self.bull_base if name == "bullBase" else self.keys[name]
+
+
+def _pairs(r: List[Any], start: int) -> List[Dict[str, Any]]:
+    return [{"id": str(r[i]), "code": int(r[i + 1])} for i in range(start, len(r) - 1, 2)]
+
+
+def _empty(queue: str) -> Dict[str, Any]:
+    return {"queue": queue, "states": {s: {"moved": 0, "left": 0} for s in BULL_STATES},
+            "schedulers": {"moved": 0, "left": 0}, "deduplication": {"moved": 0},
+            "ids": {"bullmq": 0, "echomq": 0}, "paused": False, "cannot": [], "cannotCount": 0}
+
+
+def _note(r: Dict[str, Any], what: str, refused: List[Dict[str, Any]]) -> None:
+    reasons = _reasons()
+    for x in refused:
+        r["cannotCount"] += 1
+        if len(r["cannot"]) < _CANNOT_LISTED:
+            r["cannot"].append({"what": what, "id": x["id"], "code": x["code"], "reason": reasons.get(x["code"], f"status {x['code']}")})
+
+
+async def _layout_refusals(client: Any, queues: Sequence[str], prefix: str, bull_prefix: str) -> List[str]:
+    out: List[str] = []
+    for q in queues:
+        ours = queue_keys(q, prefix).base
+        theirs = f"{bull_prefix}:{q}:"
+        if ours.startswith(theirs) or theirs.startswith(ours):
+            out.append(f"queue {q}: BullMQ's keys ({theirs}…) and echomq's ({ours}…) share a key prefix, so their keys could collide; use another --prefix")
+        elif ours.startswith(f"{bull_prefix}:") and await client.exists(*[ours + s for s in _BULL_ONLY]) > 0:
+            out.append(f"queue {q}: echomq's keys {ours}… are the keys of BullMQ's queue {ours[len(bull_prefix) + 1:-1]}, which holds data; use another --prefix")
+        elif theirs.startswith(f"{prefix}:") and await client.exists(*[theirs + s for s in _ECHOMQ_ONLY]) > 0:
+            out.append(f"queue {q}: BullMQ's keys {theirs}… are the keys of an echomq queue under --prefix {prefix}; use another --prefix")
+    return out
+
+
+def _glob_escape(s: str) -> str:
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in s)
+
+
+async def _pro_refusals(client: Any, queues: Sequence[str], bull_prefix: str) -> List[str]:
+    """BullMQ Pro's group keys (`groups…`, a layout that is not public): the queue is refused whole."""
+    out: List[str] = []
+    for q in queues:
+        async for k in client.scan_iter(match=_glob_escape(f"{bull_prefix}:{q}:") + "groups*", count=1000):
+            out.append(f"queue {q}: BullMQ Pro group data ({text(k)}); Pro's group storage is not public, so the queue is not moved")
+            break
+    return out
+
+
+async def _slot_refusals(client: Any, queues: Sequence[str], prefix: str, bull_prefix: str) -> List[str]:
+    if not is_cluster(client):
+        return []
+    out: List[str] = []
+    for q in queues:
+        a, b = queue_keys(q, prefix).meta, f"{bull_prefix}:{q}:meta"
+        sa, sb = await client.cluster_keyslot(a), await client.cluster_keyslot(b)
+        if int(sa) != int(sb):
+            out.append(f"queue {q}: on a Redis Cluster the move needs BullMQ's and echomq's keys in one hash slot (give both prefixes one hash tag); {b} is in slot {sb}, {a} in slot {sa}")
+    return out
+
+
+async def _worker_check(client: Any, queues: Sequence[str], prefix: str, bull_prefix: str) -> Dict[str, Any]:
+    names = [f"{bull_prefix}:{base64.b64encode(q.encode('utf-8')).decode('ascii')}" for q in queues]
+    res: Dict[str, Any] = {"bullmq": [], "unknown": [], "echomq": 0, "unreadable": None}
+    try:
+        raw = text(await client.execute_command("CLIENT", "LIST"))
+    except Exception as err:  # denied by an ACL, or not offered (some managed servers)
+        res["unreadable"] = str(err)
+        return res
+    lines = raw.split("\n") if isinstance(raw, str) else [text(x) for x in raw]
+    for line in lines:
+        f = dict(p.split("=", 1) for p in line.strip().split(" ") if "=" in p)
+        name = f.get("name", "")
+        if not any(name == n or name.startswith(n + ":w:") for n in names):
+            continue
+        lib = f.get("lib-name")
+        where = f"{name} ({f.get('addr', '?')})"
+        if lib is not None and WORKER_LIB_TAG in lib:
+            res["echomq"] += 1
+        elif (lib is not None and lib != "") or prefix != bull_prefix:
+            res["bullmq"].append(where)
+        else:
+            res["unknown"].append(where)
+    return res
+
+
+def _worker_refusals(bullmq: List[str], unknown: List[str], unreadable: Optional[str]) -> List[str]:
+    out: List[str] = []
+    if unreadable is not None:
+        out.append(f"cannot read CLIENT LIST to see whether BullMQ workers run ({unreadable}); stop them and pass --force")
+    if bullmq:
+        out.append(f"BullMQ workers are connected to the queues: {', '.join(bullmq)}; stop them first")
+    if unknown:
+        out.append(f"worker connections {', '.join(unknown)} may be BullMQ's or echomq's (this server shows no client library name, Redis < 7.2, and both use the prefix); stop BullMQ's workers and pass --force")
+    return out
+
+
+async def _move_pass(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: int, moved_queues: str, r: Dict[str, Any],
+                     again: Optional[set] = None) -> List[str]:
+    """One pass over a state (Node's movePass): returns the ids refused as too big for one call,
+    unreported; a second pass (`again`) reports only what it refuses of those."""
+    skip, left = 0, 0
+    big: List[str] = []
+    too_big_code = code("MIGRATE_TOO_BIG")
+    while True:
+        res = await run.call("migrateJobs", [state, batch, skip, "1" if dry else "0", mk.prefix, mk.bull_prefix, moved_queues])
+        examined, moved, left = int(res[0]), int(res[1]), int(res[2])
+        refused = _pairs(res, 3)
+        r["states"][state]["moved"] += moved
+        too_big = [] if again is not None else [x for x in refused if x["code"] == too_big_code]
+        if dry:
+            r["states"][state]["moved"] += len(too_big)
+        else:
+            big.extend(x["id"] for x in too_big)
+        _note(r, state, [x for x in refused if (x["id"] in again if again is not None else x not in too_big)])
+        if examined == 0:
+            break
+        skip += examined if dry else len(refused)
+        if skip > _MAX_SKIP or (dry and skip >= left):
+            break
+    r["states"][state]["left"] = left - r["states"][state]["moved"] if dry else left
+    return big
+
+
+async def _move_state(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: int, moved_queues: str, r: Dict[str, Any]) -> None:
+    big = await _move_pass(run, mk, state, dry, batch, moved_queues, r)
+    if not big:
+        return
+    # Flow parents with more children than one call moves: their finished children first, in
+    # bounded steps (migrateDeps), then a second pass moves them with the rest.
+    for jid in big:
+        left = 1
+        while left > 0:
+            left = int(await run.call("migrateDeps", [jid, min(batch * 5, 1000), mk.prefix, mk.bull_prefix]))
+    await _move_pass(run, mk, state, dry, batch, moved_queues, r, set(big))
+
+
+async def _move_dedup(run: Runner, ids: List[str], dry: bool, r: Dict[str, Any]) -> None:
+    res = await run.call("migrateDedup", ["1" if dry else "0", *ids])
+    r["deduplication"]["moved"] += int(res[0])
+    _note(r, "deduplication", _pairs(res, 1))
+
+
+async def migrate_from_bullmq(connection: Any, queues: Sequence[str], prefix: str = "emq", bullmq_prefix: str = "bull",
+                              dry_run: bool = False, force: bool = False, batch_size: int = 50) -> Dict[str, Any]:
+    """Moves BullMQ queues into the echomq queues of the same names; returns the report (Node's
+    shape). Raises MigrationRefusedError (nothing written) while BullMQ workers run on them, when
+    keys could collide, or on a Cluster when a queue's two layouts are in different slots."""
+    if not isinstance(queues, (list, tuple)) or len(queues) == 0:
+        v.fail("queues", "a non-empty list of BullMQ queue names", queues)
+    names = []
+    for i, q in enumerate(queues):
+        if not isinstance(q, str) or q == "" or ":" in q:
+            v.fail(f"queues[{i}]", "a BullMQ queue name (a non-empty string without ':')", q)
+        names.append(q)
+    if len(set(names)) != len(names):
+        v.fail("queues", "distinct queue names", queues)
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or not 1 <= batch_size <= 1000:
+        v.fail("batchSize", "an integer from 1 to 1000", batch_size)
+    for field, value in (("prefix", prefix), ("bullmqPrefix", bullmq_prefix)):
+        if not isinstance(value, str) or value == "":
+            v.fail(field, "a non-empty string", value)
+    started = time.monotonic()
+    client, owned = open_client(connection)
+    try:
+        w = await _worker_check(client, names, prefix, bullmq_prefix)
+        soft = _worker_refusals([], w["unknown"], w["unreadable"])
+        refusals = [*(await _layout_refusals(client, names, prefix, bullmq_prefix)),
+                    *(await _slot_refusals(client, names, prefix, bullmq_prefix)),
+                    *(await _pro_refusals(client, names, bullmq_prefix)),
+                    *_worker_refusals(w["bullmq"], [], None), *([] if force else soft)]
+        if refusals and not dry_run:
+            raise MigrationRefusedError(refusals)
+        clock_offset = await redis_now_ms(client) - int(time.time() * 1000)
+        moved_queues = json.dumps(names, separators=(",", ":"), ensure_ascii=False)
+        keys = [_MoveKeys(q, prefix, bullmq_prefix) for q in names]
+        runs = [Runner(client, mk) for mk in keys]  # type: ignore[arg-type]
+        reports = [_empty(q) for q in names]
+        for mk, run, r in zip(keys, runs, reports):
+            bull_id = int(text(await client.get(mk.bull_base + "id")) or 0)
+            r["ids"]["bullmq"] = bull_id
+            if dry_run:
+                r["ids"]["echomq"] = max(bull_id, int(text(await client.hget(mk.keys.meta, "id")) or 0))
+            else:
+                r["ids"]["echomq"] = int(await Runner(client, mk.keys).call("raiseJobId", [bull_id]))
+            meta = await run.call("migrateMeta", ["1" if dry_run else "0"])
+            r["paused"] = meta[0] == "1"
+            if meta[1]:
+                r["concurrency"] = int(meta[1])
+            if meta[2] and meta[3]:
+                r["rateLimit"] = {"max": int(meta[2]), "duration": int(meta[3])}
+            skip, zkey = 0, mk.bull_base + "repeat"
+            while True:
+                ids = [text(x) for x in await client.zrange(zkey, skip, skip + 99)]
+                if not ids:
+                    break
+                for sid in ids:
+                    c = int(await run.call("migrateScheduler", [sid, "1" if dry_run else "0"]))
+                    if c == 1:
+                        r["schedulers"]["moved"] += 1
+                    elif c < 0:
+                        _note(r, "scheduler", [{"id": sid, "code": c}])
+                    if c != 1 or dry_run:
+                        skip += 1
+            r["schedulers"]["left"] = await client.zcard(zkey) - (r["schedulers"]["moved"] if dry_run else 0)
+        for mk, run, r in zip(keys, runs, reports):
+            await _move_state(run, mk, "waiting-children", dry_run, batch_size, moved_queues, r)
+        for mk, run, r in zip(keys, runs, reports):
+            for s in BULL_STATES[1:]:
+                await _move_state(run, mk, s, dry_run, batch_size, moved_queues, r)
+            base = mk.bull_base + "de:"
+            ids: List[str] = []
+            async for k in client.scan_iter(match=_glob_escape(base) + "*", count=1000):
+                ids.append(text(k)[len(base):])
+                if len(ids) == 500:
+                    await _move_dedup(run, ids, dry_run, r)
+                    ids = []
+            if ids:
+                await _move_dedup(run, ids, dry_run, r)
+        jobs = sum(s["moved"] for r in reports for s in r["states"].values())
+        return {"dryRun": dry_run, "prefix": prefix, "bullmqPrefix": bullmq_prefix, "queues": reports, "jobs": jobs,
+                "refusals": refusals, "workers": {"echomq": w["echomq"], "forced": soft if force else []},
+                "clockOffsetMs": clock_offset, "durationMs": int((time.monotonic() - started) * 1000)}
+    finally:
+        if owned:
+            await close_client(client)
+
+
+def migration_text(r: Dict[str, Any]) -> str:
+    """The report as text for people (Node's migrationText, line for line)."""
+    verb = "would move" if r["dryRun"] else "moved"
+    lines: List[str] = []
+    for q in r["queues"]:
+        lines.append(f"queue {q['queue']} ({r['bullmqPrefix']} → {r['prefix']})" + (" [dry run: nothing changed]" if r["dryRun"] else ""))
+        for s in BULL_STATES:
+            c = q["states"][s]
+            if c["moved"] > 0 or c["left"] > 0:
+                lines.append(f"  {s.ljust(17)} {verb} {c['moved']}" + (f", {c['left']} stay in BullMQ" if c["left"] > 0 else ""))
+        sl = q["schedulers"]["left"]
+        lines.append(f"  schedulers        {verb} {q['schedulers']['moved']}" + (f", {sl} stay in BullMQ" if sl > 0 else ""))
+        lines.append(f"  deduplication ids {verb} {q['deduplication']['moved']}")
+        lines.append(f"  ids               BullMQ's counter {q['ids']['bullmq']}; echomq generates ids above {q['ids']['echomq']}")
+        settings = [x for x in ("paused" if q["paused"] else "",
+                                f"concurrency {q['concurrency']}" if "concurrency" in q else "",
+                                f"rate limit {q['rateLimit']['max']} per {q['rateLimit']['duration']} ms" if "rateLimit" in q else "") if x]
+        if settings:
+            lines.append(f"  settings          {', '.join(settings)}")
+        if q["cannotCount"] > 0:
+            lines.append(f"  cannot move {q['cannotCount']}:")
+            for c in q["cannot"]:
+                lines.append(f"    {c['what']} {c['id']}: {c['reason']}")
+            if q["cannotCount"] > len(q["cannot"]):
+                lines.append(f"    … {q['cannotCount'] - len(q['cannot'])} more")
+    for f in r["refusals"]:
+        lines.append(f"the move would be refused: {f}")
+    for f in r["workers"]["forced"]:
+        lines.append(f"forced past: {f}")
+    off = r["clockOffsetMs"]
+    lines.append(f"{r['jobs']} jobs {verb} in {r['durationMs']} ms (Redis clock {'+' if off >= 0 else ''}{off} ms from this host's)")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,271 @@
+/**
+ * `migrateFromBullMQ`: moves BullMQ 6 queues' live data into echomq (docs/migrating-from-bullmq.md
+ * "Moving a live queue"). The move itself is the library's scripts (src/scripts/migrate*.lua):
+ * each call reads a bounded batch of BullMQ's records, writes echomq's and deletes BullMQ's in one
+ * atomic call, so a move killed at any point and run again moves each job exactly once. This
+ * file checks what must hold first, drives the calls in BullMQ's serving order and reports.
+ */
+import { openConnection, type ConnectionInput, type RedisClient } from '../core/connection.js';
+import { queueKeys, DEFAULT_PREFIX } from '../core/keys.js';
+import { Code, MIGRATE_REASONS } from '../core/errors.js';
+import { MetaField } from '../core/fields.js';
+import { redisNowMs } from '../core/values.js';
+import * as v from '../core/validate.js';
+import { globEscape, layoutRefusals, MigrationRefusedError, proRefusals, scanKeys, slotRefusals, workerCheck, workerRefusals } from './checks.js';
+import { BULL_STATES, moveKeys, moveScripts, type BullState, type MoveKeys, type Refused } from './scripts.js';
+
+export interface MigrateOptions {
+  /** An ioredis client (shared, not closed), a URL or connection options. */
+  connection?: ConnectionInput;
+  /** The BullMQ queue names to move (each becomes the echomq queue of the same name). */
+  queues: string[];
+  /** echomq's key prefix. Default 'emq'. */
+  prefix?: string;
+  /** BullMQ's key prefix. Default 'bull'. */
+  bullmqPrefix?: string;
+  /** Report what would move and what cannot, and change nothing. */
+  dryRun?: boolean;
+  /** Go on when the worker check cannot tell (CLIENT LIST denied, or Redis < 7.2 under one prefix). */
+  force?: boolean;
+  /** Jobs examined per script call (1..1000). Default 50: about 1.7 ms of Redis CPU a call for 1 KB jobs (bench/migrate.mjs). */
+  batchSize?: number;
+}
+
+/** Why a job, scheduler or deduplication id stays in BullMQ, by the scripts' status code. */
+export const REFUSAL_REASONS = MIGRATE_REASONS;
+
+export interface StateCount {
+  /** Moved (in a dry run: would move). */
+  moved: number;
+  /** Still in BullMQ's structure after the move (refused jobs). */
+  left: number;
+}
+
+export interface CannotMove {
+  /** BullMQ state, 'scheduler' or 'deduplication'. */
+  what: string;
+  id: string;
+  code: number;
+  reason: string;
+}
+
+export interface QueueMigration {
+  queue: string;
+  states: Record<BullState, StateCount>;
+  schedulers: StateCount;
+  deduplication: { moved: number };
+  /** BullMQ's id counter and echomq's after the move (new ids start above both). */
+  ids: { bullmq: number; echomq: number };
+  paused: boolean;
+  concurrency?: number;
+  rateLimit?: { max: number; duration: number };
+  /** What stays in BullMQ, at most 100 entries per queue (cannotCount has them all). */
+  cannot: CannotMove[];
+  cannotCount: number;
+}
+
+export interface MigrationReport {
+  dryRun: boolean;
+  prefix: string;
+  bullmqPrefix: string;
+  queues: QueueMigration[];
+  /** Why the move is refused (a dry run reports them; a move throws MigrationRefusedError). */
+  refusals: string[];
+  /** Moved (or would move) jobs over all queues and states. */
+  jobs: number;
+  /** echomq worker connections seen on the queues; refusals passed over with force. */
+  workers: { echomq: number; forced: string[] };
+  /** Redis clock minus this process's clock, ms: BullMQ's due times were on producers' clocks. */
+  clockOffsetMs: number;
+  durationMs: number;
+}
+
+const CANNOT_LISTED = 100;
+
+function validate(o: MigrateOptions): Required<Omit<MigrateOptions, 'connection'>> {
+  v.plainObject('options', o);
+  if (!Array.isArray(o.queues) || o.queues.length === 0) v.fail('queues', 'a non-empty array of BullMQ queue names', o.queues);
+  const queues = o.queues.map((q, i) => {
+    const name = v.queueName(q, `queues[${i}]`);
+    if (name.includes(':')) v.fail(`queues[${i}]`, "a BullMQ queue name (BullMQ's names hold no ':')", q);
+    return name;
+  });
+  if (new Set(queues).size !== queues.length) v.fail('queues', 'distinct queue names', o.queues);
+  const batchSize = o.batchSize === undefined ? 50 : v.integerIn('batchSize', o.batchSize, 1, 1000);
+  return {
+    queues,
+    prefix: o.prefix === undefined ? DEFAULT_PREFIX : v.prefix(o.prefix),
+    bullmqPrefix: o.bullmqPrefix === undefined ? 'bull' : v.nonEmptyString('bullmqPrefix', o.bullmqPrefix, 256),
+    dryRun: o.dryRun === undefined ? false : v.boolean('dryRun', o.dryRun),
+    force: o.force === undefined ? false : v.boolean('force', o.force),
+    batchSize,
+  };
+}
+
+function emptyReport(queue: string): QueueMigration {
+  const states = Object.fromEntries(BULL_STATES.map((s) => [s, { moved: 0, left: 0 }])) as Record<BullState, StateCount>;
+  return { queue, states, schedulers: { moved: 0, left: 0 }, deduplication: { moved: 0 }, ids: { bullmq: 0, echomq: 0 }, paused: false, cannot: [], cannotCount: 0 };
+}
+
+function noteCannot(r: QueueMigration, what: string, refused: readonly Refused[]): void {
+  for (const x of refused) {
+    r.cannotCount++;
+    if (r.cannot.length < CANNOT_LISTED) r.cannot.push({ what, id: x.id, code: x.code, reason: REFUSAL_REASONS[x.code] ?? `status ${x.code}` });
+  }
+}
+
+/** Moves (or, dry, examines) every job of one BullMQ state of one queue. */
+async function moveState(client: RedisClient, keys: MoveKeys, state: BullState, o: { dryRun: boolean; batchSize: number; queues: string[] }, r: QueueMigration): Promise<void> {
+  const big = await movePass(client, keys, state, o, r);
+  if (big.length === 0) return;
+  // Flow parents with more children than one call moves: their finished children go ahead of
+  // them in bounded steps (migrateDeps), then a second pass moves them with the rest.
+  for (const id of big) {
+    let left = 1;
+    for (let guard = 0; left > 0 && guard < 100_000; guard++) left = await moveScripts.deps(client, keys, id, Math.min(o.batchSize * 5, 1000));
+  }
+  await movePass(client, keys, state, o, r, new Set(big));
+}
+
+/**
+ * One pass over a state; returns the ids refused as too big for one call, which it does not
+ * report. A second pass (`again`: those ids) reports only what it refuses of them: the first
+ * pass reported the others.
+ */
+async function movePass(
+  client: RedisClient, keys: MoveKeys, state: BullState, o: { dryRun: boolean; batchSize: number; queues: string[] }, r: QueueMigration,
+  again?: ReadonlySet<string>,
+): Promise<string[]> {
+  let skip = 0;
+  let left = 0;
+  const big: string[] = [];
+  // Lists keep refused jobs at the serving end, so the window passes them (O(skip) a call):
+  // past this many the rest of the list waits for the next run.
+  const MAX_SKIP = 5000;
+  for (;;) {
+    const res = await moveScripts.jobs(client, keys, state, o.batchSize, skip, o.dryRun, o.queues);
+    r.states[state].moved += res.moved;
+    const tooBig = again ? [] : res.refused.filter((x) => x.code === Code.MIGRATE_TOO_BIG);
+    // A dry run counts such a parent as moving (in steps); a move takes it in the second pass.
+    if (o.dryRun) r.states[state].moved += tooBig.length;
+    else big.push(...tooBig.map((x) => x.id));
+    noteCannot(r, state, res.refused.filter((x) => (again ? again.has(x.id) : !tooBig.includes(x))));
+    left = res.left;
+    if (res.examined === 0) break;
+    skip += o.dryRun ? res.examined : res.refused.length;
+    if (skip > MAX_SKIP || (o.dryRun && skip >= res.left)) break;
+  }
+  r.states[state].left = o.dryRun ? left - r.states[state].moved : left;
+  return big;
+}
+
+async function moveSchedulers(client: RedisClient, keys: MoveKeys, dryRun: boolean, r: QueueMigration): Promise<void> {
+  const zkey = `${keys.bullBase}repeat`;
+  let skip = 0;
+  for (;;) {
+    const ids = await client.zrange(zkey, skip, skip + 99);
+    if (ids.length === 0) break;
+    for (const id of ids) {
+      const code = await moveScripts.scheduler(client, keys, id, dryRun);
+      if (code === 1) r.schedulers.moved++;
+      else if (code < 0) noteCannot(r, 'scheduler', [{ id, code }]);
+      if (code !== 1 || dryRun) skip++;
+    }
+  }
+  r.schedulers.left = await client.zcard(zkey) - (dryRun ? r.schedulers.moved : 0);
+}
+
+async function moveDedup(client: RedisClient, keys: MoveKeys, dryRun: boolean, r: QueueMigration): Promise<void> {
+  const base = `${keys.bullBase}de:`;
+  await scanKeys(client, `${globEscape(base)}*`, async (found) => {
+    const ids = found.map((k) => k.slice(base.length));
+    for (let i = 0; i < ids.length; i += 500) {
+      const res = await moveScripts.dedup(client, keys, ids.slice(i, i + 500), dryRun);
+      r.deduplication.moved += res.moved;
+      noteCannot(r, 'deduplication', res.refused);
+    }
+    return true;
+  });
+}
+
+/**
+ * Moves BullMQ queues into echomq: jobs in every state with their ids, history, logs and flow
+ * links, job schedulers, deduplication ids and the queue's settings. Refuses (MigrationRefusedError,
+ * nothing written) while BullMQ workers run on the queues, when keys could collide, and on a
+ * Cluster when a queue's two layouts are in different slots.
+ */
+export async function migrateFromBullMQ(options: MigrateOptions): Promise<MigrationReport> {
+  const o = validate(options);
+  const started = Date.now();
+  const conn = openConnection(options.connection);
+  try {
+    const client = await conn.initializing;
+    const w = await workerCheck(client, o.queues, o.prefix, o.bullmqPrefix);
+    // Soft: the check cannot tell; --force goes on past them (and the report names them).
+    const soft = workerRefusals({ bullmq: [], unknown: w.unknown, echomq: 0, unreadable: w.unreadable });
+    const refusals = [
+      ...(await layoutRefusals(client, o.queues, o.prefix, o.bullmqPrefix)), ...(await slotRefusals(client, o.queues, o.prefix, o.bullmqPrefix)),
+      ...(await proRefusals(client, o.queues, o.bullmqPrefix)),
+      ...workerRefusals({ bullmq: w.bullmq, unknown: [], echomq: 0 }), ...(o.force ? [] : soft),
+    ];
+    // A dry run reports the refusals with what would move; a move writes nothing.
+    if (refusals.length > 0 && !o.dryRun) throw new MigrationRefusedError(refusals);
+    const clockOffsetMs = (await redisNowMs(client)) - Date.now();
+
+    const keys = o.queues.map((q) => moveKeys(q, o.prefix, o.bullmqPrefix));
+    const reports = o.queues.map(emptyReport);
+    // Ids first, so no id echomq generates meanwhile can take a BullMQ job's.
+    for (const [i, k] of keys.entries()) {
+      const bullId = Number((await client.get(`${k.bullBase}id`)) ?? '0') || 0;
+      reports[i]!.ids.bullmq = bullId;
+      reports[i]!.ids.echomq = o.dryRun ? Math.max(bullId, Number((await client.hget(k.meta, MetaField.lastId)) ?? '0')) : await moveScripts.raiseJobId(client, queueKeys(k.queue, o.prefix), bullId);
+      const meta = await moveScripts.meta(client, k, o.dryRun);
+      reports[i]!.paused = meta.paused;
+      if (meta.concurrency !== undefined) reports[i]!.concurrency = meta.concurrency;
+      if (meta.rateMax !== undefined && meta.rateDuration !== undefined) reports[i]!.rateLimit = { max: meta.rateMax, duration: meta.rateDuration };
+      await moveSchedulers(client, k, o.dryRun, reports[i]!);
+    }
+    // Flow parents of every queue before any child, so a child never reports to a parent not
+    // moved yet; then each queue's states in BullMQ's serving order.
+    for (const [i, k] of keys.entries()) await moveState(client, k, 'waiting-children', o, reports[i]!);
+    for (const [i, k] of keys.entries()) {
+      for (const s of BULL_STATES) if (s !== 'waiting-children') await moveState(client, k, s, o, reports[i]!);
+      await moveDedup(client, k, o.dryRun, reports[i]!);
+    }
+    const jobs = reports.reduce((n, r) => n + Object.values(r.states).reduce((m, s) => m + s.moved, 0), 0);
+    return {
+      dryRun: o.dryRun, prefix: o.prefix, bullmqPrefix: o.bullmqPrefix, queues: reports, jobs, refusals,
+      workers: { echomq: w.echomq, forced: o.force ? soft : [] }, clockOffsetMs, durationMs: Date.now() - started,
+    };
+  } finally {
+    await conn.close();
+  }
+}
+
+/** The report as text for people (the CLI's output without --json). */
+export function migrationText(r: MigrationReport): string {
+  const verb = r.dryRun ? 'would move' : 'moved';
+  const lines: string[] = [];
+  for (const q of r.queues) {
+    lines.push(`queue ${q.queue} (${r.bullmqPrefix} → ${r.prefix})${r.dryRun ? ' [dry run: nothing changed]' : ''}`);
+    for (const s of BULL_STATES) {
+      const c = q.states[s];
+      if (c.moved > 0 || c.left > 0) lines.push(`  ${s.padEnd(17)} ${verb} ${c.moved}${c.left > 0 ? `, ${c.left} stay in BullMQ` : ''}`);
+    }
+    lines.push(`  schedulers        ${verb} ${q.schedulers.moved}${q.schedulers.left > 0 ? `, ${q.schedulers.left} stay in BullMQ` : ''}`);
+    lines.push(`  deduplication ids ${verb} ${q.deduplication.moved}`);
+    lines.push(`  ids               BullMQ's counter ${q.ids.bullmq}; echomq generates ids above ${q.ids.echomq}`);
+    const settings = [q.paused ? 'paused' : '', q.concurrency !== undefined ? `concurrency ${q.concurrency}` : '',
+      q.rateLimit ? `rate limit ${q.rateLimit.max} per ${q.rateLimit.duration} ms` : ''].filter(Boolean);
+    if (settings.length > 0) lines.push(`  settings          ${settings.join(', ')}`);
+    if (q.cannotCount > 0) {
+      lines.push(`  cannot move ${q.cannotCount}:`);
+      for (const c of q.cannot) lines.push(`    ${c.what} ${c.id}: ${c.reason}`);
+      if (q.cannotCount > q.cannot.length) lines.push(`    … ${q.cannotCount - q.cannot.length} more`);
+    }
+  }
+  for (const f of r.refusals) lines.push(`the move would be refused: ${f}`);
+  for (const f of r.workers.forced) lines.push(`forced past: ${f}`);
+  lines.push(`${r.jobs} jobs ${verb} in ${r.durationMs} ms (Redis clock ${r.clockOffsetMs >= 0 ? '+' : ''}${r.clockOffsetMs} ms from this host's)`);
+  return lines.join('\n') + '\n';
+}
