@@ -16,7 +16,7 @@ import { moveKeys, type MoveKeys, type Refused } from './scripts.js';
 import { readyBatches } from './back-order.js';
 import type { CannotMove, MigrateOptions, StateCount } from './migrate.js';
 
-const calls = { jobs: bindScript('migrateBackJobs'), meta: bindScript('migrateBackMeta') };
+const calls = { jobs: bindScript('migrateBackJobs'), meta: bindScript('migrateBackMeta'), scheduler: bindScript('migrateBackScheduler') };
 
 /** echomq's states the move back takes, in the order it takes them (active jobs stay). */
 export const BACK_STATES = ['waiting-children', 'ready', 'delayed', 'failed', 'completed'] as const;
@@ -34,6 +34,8 @@ export const BACK_REASONS: Readonly<Record<number, string>> = {
 export interface QueueMigrationBack {
   queue: string;
   states: Record<BackState, StateCount>;
+  /** Job schedulers (moved before the jobs, so a slot's job finds its scheduler in BullMQ). */
+  schedulers: StateCount;
   /** Active jobs left in echomq (never taken: finish or stop their workers first). */
   active: number;
   /** BullMQ's id counter after the move (ids BullMQ generates start above it). */
@@ -109,6 +111,21 @@ async function moveSet(client: RedisClient, k: MoveKeys, state: Exclude<BackStat
   r.states[state].left = (await client.zcard(key)) - (o.dryRun ? r.states[state].moved : 0);
 }
 
+async function moveSchedulers(client: RedisClient, k: MoveKeys, dryRun: boolean, r: QueueMigrationBack): Promise<void> {
+  let skip = 0;
+  for (;;) {
+    const ids = await client.zrange(k.scheds, skip, skip + 99);
+    if (ids.length === 0) break;
+    for (const id of ids) {
+      const code = Number(await calls.scheduler({ client, keys: k }, [id, dryRun ? '1' : '0', k.prefix, k.bullPrefix]));
+      if (code === 1) r.schedulers.moved++;
+      else if (code < 0) note(r, 'scheduler', [{ id, code }]);
+      if (code !== 1 || dryRun) skip++;
+    }
+  }
+  r.schedulers.left = (await client.zcard(k.scheds)) - (dryRun ? r.schedulers.moved : 0);
+}
+
 /** Moves the ready jobs of every lane in one order: priority, then arrival across lanes. */
 async function moveReady(client: RedisClient, k: MoveKeys, o: Run, r: QueueMigrationBack): Promise<void> {
   const order = await readyBatches(client, k, o.batchSize);
@@ -155,7 +172,7 @@ export async function migrateToBullMQ(options: MigrateOptions): Promise<Migratio
     const keys = o.queues.map((q) => moveKeys(q, o.prefix, o.bullmqPrefix));
     const reports: QueueMigrationBack[] = o.queues.map((queue) => ({
       queue, states: Object.fromEntries(BACK_STATES.map((s) => [s, { moved: 0, left: 0 }])) as Record<BackState, StateCount>,
-      active: 0, ids: { bullmq: 0 }, paused: false, cannot: [], cannotCount: 0,
+      schedulers: { moved: 0, left: 0 }, active: 0, ids: { bullmq: 0 }, paused: false, cannot: [], cannotCount: 0,
     }));
     // Settings and ids first: a paused queue stays paused from its first moved job on.
     for (const [i, k] of keys.entries()) {
@@ -166,6 +183,7 @@ export async function migrateToBullMQ(options: MigrateOptions): Promise<Migratio
       if (m[2] && m[3]) r.rateLimit = { max: Number(m[2]), duration: Number(m[3]) };
       r.ids.bullmq = Number(m[4]);
       r.active = await client.zcard(k.active);
+      await moveSchedulers(client, k, o.dryRun, r);
     }
     // Flow parents of every queue before any child, so a child never reports to a parent that
     // is not in BullMQ yet; then each queue's states.
@@ -194,6 +212,7 @@ export function migrationBackText(r: MigrationBackReport): string {
       const c = q.states[s];
       if (c.moved > 0 || c.left > 0) lines.push(`  ${s.padEnd(17)} ${verb} ${c.moved}${c.left > 0 ? `, ${c.left} stay in echomq` : ''}`);
     }
+    lines.push(`  schedulers        ${verb} ${q.schedulers.moved}${q.schedulers.left > 0 ? `, ${q.schedulers.left} stay in echomq` : ''}`);
     if (q.active > 0) lines.push(`  active            ${q.active} stay in echomq (never taken; run again once they finished)`);
     lines.push(`  ids               BullMQ generates ids above ${q.ids.bullmq}`);
     const settings = [q.paused ? 'paused' : '', q.concurrency !== undefined ? `concurrency ${q.concurrency}` : '',

@@ -40,6 +40,10 @@ local function moveOne(id)
   if f.dka or f.dkn then return NOT_CARRIED end
   if want == 'w' and redis.call('SISMEMBER', K.lpaused, laneOr(f.lane)) == 1 then return LANE_PAUSED end
   if redis.call('EXISTS', K.bullBase .. id) == 1 then return ID_TAKEN end
+  if f.sid then
+    f.repeatOpts = repeatOptsOf(f.sid)
+    f.prevMillis = tonumber(string.match(id, ':(%d+)$') or '')
+  end
   local h = bullJobFields(f)
   if not h then return OUTSIDE end
   local unfinished = want ~= 'c' and want ~= 'f'

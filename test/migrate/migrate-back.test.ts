@@ -175,6 +175,33 @@ describe('migrateToBullMQ', () => {
     expect(await redis.zrange(keysOf(name).laneBase + 'tenant-2', 0, -1)).toHaveLength(1);
   });
 
+  it('moves a job scheduler with its next slot; BullMQ 6.7 workers go on from it, and a move forward brings its lane back', async () => {
+    const name = qname('back-sched');
+    const q = new Queue(name, { connection: conn() });
+    opened.push(q);
+    await q.upsertJobScheduler('tick', { every: 400 }, { name: 'tick', data: { t: 1 }, opts: { lane: 'clock', priority: 2, attempts: 2 } });
+    const slot = Number(await redis.zscore(keysOf(name).scheds, 'tick'));
+    const r = await migrateToBullMQ({ connection: redis, queues: [name] });
+    expect(r.queues[0]!.schedulers).toEqual({ moved: 1, left: 0 });
+    expect(await redis.exists(keysOf(name).schedBase + 'tick')).toBe(0);
+    const bq = new bull.Queue(name, { connection: conn() });
+    opened.push(bq);
+    const js = (await bq.getJobScheduler('tick'))!;
+    expect([js.every, js.next, js.template?.data]).toEqual([400, slot, { t: 1 }]);
+    expect(js.template?.opts).toMatchObject({ lane: 'clock', priority: 2, attempts: 2 });
+    const ran: string[] = [];
+    const bw = new bull.Worker(name, async (job) => {
+      ran.push(job.id!);
+    }, { connection: conn() });
+    opened.push(bw);
+    await waitFor(() => ran.length >= 2, 5000, 'two slots run by BullMQ');
+    await bw.close();
+    expect(ran[0]).toBe(`repeat:tick:${slot}`);
+    expect(ran[1]).toBe(`repeat:tick:${slot + 400}`);
+    await migrateFromBullMQ({ connection: redis, queues: [name] });
+    expect(await redis.hmget(keysOf(name).schedBase + 'tick', 'lane', 'prio', 'every')).toEqual(['clock', '2', '400']);
+  });
+
   it('refuses while an echomq worker runs on the queue, and validates its input', async () => {
     const name = qname('busy');
     const q = new Queue(name, { connection: conn() });

@@ -78,7 +78,27 @@ local function bullOpts(f)
   if rf ~= nil then out.removeOnFail = rf end
   if f.lane and f.lane ~= DEFAULT_LANE then out.lane = f.lane end
   if f.pol and POL_FLAG[f.pol] and out[POL_FLAG[f.pol]] == nil then out[POL_FLAG[f.pol]] = true end
+  if f.repeatOpts and out['repeat'] == nil then
+    out['repeat'], out.prevMillis = f.repeatOpts, f.prevMillis
+  end
   return cjson.encode(out)
+end
+
+-- The `repeat` options BullMQ's worker reads from a scheduler's job (to add the next slot's
+-- job), from the scheduler's BullMQ hash that migrateBackScheduler wrote; nil when it is not
+-- in BullMQ (the job then runs once there, as a job of a removed scheduler would).
+local function repeatOptsOf(sid)
+  local raw = redis.call('HGETALL', K.bullBase .. 'repeat:' .. sid)
+  if #raw == 0 then return nil end
+  local s = {}
+  for i = 1, #raw, 2 do s[raw[i]] = raw[i + 1] end
+  local r = { count = tonumber(s.ic or '1') }
+  if s.every then r.every = tonumber(s.every) else r.pattern = s.pattern end
+  for _, k in ipairs({ 'limit', 'startDate', 'endDate', 'offset' }) do
+    if s[k] then r[k] = tonumber(s[k]) end
+  end
+  if s.tz then r.tz = s.tz end
+  return r
 end
 
 -- BullMQ's job hash fields (flat list) of an echomq job; nil and 'outside' when its parent is
