@@ -18,6 +18,7 @@ from .job_scheduler import JobScheduler
 from .lock_manager import LockManager
 from .queue_events_producer import QueueEventsProducer
 from .migrate import MigrationRefusedError, migrate_from_bullmq
+from .migrate_back import MigrationBackRefusedError, migrate_to_bullmq
 
 __all__ = [
     "Queue", "Worker", "Job", "QueueEvents", "UnrecoverableError", "WaitingChildrenError", "AbortController",
@@ -26,4 +27,5 @@ __all__ = [
     "FlowProducer", "JobScheduler", "LockManager", "QueueEventsProducer", "DelayedError", "RateLimitError",
     "WaitingError", "ErrorCode", "custom_errors", "error_code",
     "migrate_from_bullmq", "MigrationRefusedError",
+    "migrate_to_bullmq", "MigrationBackRefusedError",
 ]
