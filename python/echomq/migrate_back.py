@@ -30,6 +30,7 @@ def _back_reasons() -> Dict[int, str]:
         code("MIGRATE_ID_TAKEN"): "BullMQ already holds this id",
         code("MIGRATE_OUTSIDE"): "its flow parent or a pending child is in a queue (or prefix) this command does not move, or its parent stays in echomq",
         code("MIGRATE_NOT_CARRIED"): "a keepLastIfActive job (next job or holder) is not carried back",
+        code("MIGRATE_LOCKED"): "a deduplication id whose holder job is still in echomq (active, or refused): run again once it moved",
         code("MIGRATE_LANE_PAUSED"): "its lane is paused (BullMQ has no lanes to hold it back): resume the lane and run again",
     })
     return r
@@ -181,7 +182,7 @@ async def migrate_to_bullmq(connection: Any, queues: Sequence[str], prefix: str 
         keys = [_MoveKeys(q, prefix, bullmq_prefix) for q in names]
         runs = [Runner(client, mk) for mk in keys]  # type: ignore[arg-type]
         reports = [{"queue": q, "states": {s: {"moved": 0, "left": 0} for s in BACK_STATES}, "schedulers": {"moved": 0, "left": 0},
-                    "active": 0, "ids": {"bullmq": 0}, "paused": False, "cannot": [], "cannotCount": 0} for q in names]
+                    "deduplication": {"moved": 0}, "active": 0, "ids": {"bullmq": 0}, "paused": False, "cannot": [], "cannotCount": 0} for q in names]
         for mk, run, r in zip(keys, runs, reports):
             m = await run.call("migrateBackMeta", ["1" if dry_run else "0"])
             r["paused"] = m[0] == "1"
@@ -211,6 +212,16 @@ async def migrate_to_bullmq(connection: Any, queues: Sequence[str], prefix: str 
             await _move_ready(client, run, mk, dry_run, batch_size, moved_queues, r)
             for s in ("delayed", "failed", "completed"):
                 await _move_set(client, run, mk, s, dry_run, batch_size, moved_queues, r)
+            cursor: Any = 0
+            while True:
+                cursor, found = await client.hscan(mk.keys.dedup, cursor, count=500)
+                ids = [text(x) for x in found.keys()]
+                if ids:
+                    res = await run.call("migrateBackDedup", ["1" if dry_run else "0", *ids])
+                    r["deduplication"]["moved"] += int(res[0])
+                    _note(r, "deduplication", [{"id": str(res[i]), "code": int(res[i + 1])} for i in range(1, len(res) - 1, 2)])
+                if int(cursor) == 0:
+                    break
         jobs = sum(s["moved"] for r in reports for s in r["states"].values())
         return {"dryRun": dry_run, "prefix": prefix, "bullmqPrefix": bullmq_prefix, "queues": reports, "jobs": jobs,
                 "refusals": refusals, "workers": {"echomq": w["echomq"], "forced": soft if force else []},
@@ -232,6 +243,7 @@ def migration_back_text(r: Dict[str, Any]) -> str:
                 lines.append(f"  {s.ljust(17)} {verb} {c['moved']}" + (f", {c['left']} stay in echomq" if c["left"] > 0 else ""))
         sl = q["schedulers"]["left"]
         lines.append(f"  schedulers        {verb} {q['schedulers']['moved']}" + (f", {sl} stay in echomq" if sl > 0 else ""))
+        lines.append(f"  deduplication ids {verb} {q['deduplication']['moved']}")
         if q["active"] > 0:
             lines.append(f"  active            {q['active']} stay in echomq (never taken; run again once they finished)")
         lines.append(f"  ids               BullMQ generates ids above {q['ids']['bullmq']}")

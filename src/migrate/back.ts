@@ -16,7 +16,7 @@ import { moveKeys, type MoveKeys, type Refused } from './scripts.js';
 import { readyBatches } from './back-order.js';
 import type { CannotMove, MigrateOptions, StateCount } from './migrate.js';
 
-const calls = { jobs: bindScript('migrateBackJobs'), meta: bindScript('migrateBackMeta'), scheduler: bindScript('migrateBackScheduler') };
+const calls = { jobs: bindScript('migrateBackJobs'), meta: bindScript('migrateBackMeta'), scheduler: bindScript('migrateBackScheduler'), dedup: bindScript('migrateBackDedup') };
 
 /** echomq's states the move back takes, in the order it takes them (active jobs stay). */
 export const BACK_STATES = ['waiting-children', 'ready', 'delayed', 'failed', 'completed'] as const;
@@ -29,6 +29,7 @@ export const BACK_REASONS: Readonly<Record<number, string>> = {
   [Code.MIGRATE_OUTSIDE]: 'its flow parent or a pending child is in a queue (or prefix) this command does not move, or its parent stays in echomq',
   [Code.MIGRATE_TOO_BIG]: 'a flow parent with more than 1,000 children (more than one bounded call moves)',
   [Code.MIGRATE_NOT_CARRIED]: 'a keepLastIfActive job (next job or holder) is not carried back',
+  [Code.MIGRATE_LOCKED]: 'a deduplication id whose holder job is still in echomq (active, or refused): run again once it moved',
 };
 
 export interface QueueMigrationBack {
@@ -36,6 +37,8 @@ export interface QueueMigrationBack {
   states: Record<BackState, StateCount>;
   /** Job schedulers (moved before the jobs, so a slot's job finds its scheduler in BullMQ). */
   schedulers: StateCount;
+  /** Live deduplication ids moved to BullMQ's `de:<id>` keys (after the jobs that hold them). */
+  deduplication: { moved: number };
   /** Active jobs left in echomq (never taken: finish or stop their workers first). */
   active: number;
   /** BullMQ's id counter after the move (ids BullMQ generates start above it). */
@@ -126,6 +129,21 @@ async function moveSchedulers(client: RedisClient, k: MoveKeys, dryRun: boolean,
   r.schedulers.left = (await client.zcard(k.scheds)) - (dryRun ? r.schedulers.moved : 0);
 }
 
+async function moveDedup(client: RedisClient, k: MoveKeys, dryRun: boolean, r: QueueMigrationBack): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, flat] = await client.hscan(k.dedup, cursor, 'COUNT', 500);
+    cursor = next;
+    const ids = flat.filter((_, i) => i % 2 === 0);
+    if (ids.length === 0) continue;
+    const res = (await calls.dedup({ client, keys: k }, [dryRun ? '1' : '0', ...ids])) as unknown[];
+    r.deduplication.moved += Number(res[0]);
+    const refused: Refused[] = [];
+    for (let i = 1; i + 1 < res.length; i += 2) refused.push({ id: String(res[i]), code: Number(res[i + 1]) });
+    note(r, 'deduplication', refused);
+  } while (cursor !== '0');
+}
+
 /** Moves the ready jobs of every lane in one order: priority, then arrival across lanes. */
 async function moveReady(client: RedisClient, k: MoveKeys, o: Run, r: QueueMigrationBack): Promise<void> {
   const order = await readyBatches(client, k, o.batchSize);
@@ -172,7 +190,7 @@ export async function migrateToBullMQ(options: MigrateOptions): Promise<Migratio
     const keys = o.queues.map((q) => moveKeys(q, o.prefix, o.bullmqPrefix));
     const reports: QueueMigrationBack[] = o.queues.map((queue) => ({
       queue, states: Object.fromEntries(BACK_STATES.map((s) => [s, { moved: 0, left: 0 }])) as Record<BackState, StateCount>,
-      schedulers: { moved: 0, left: 0 }, active: 0, ids: { bullmq: 0 }, paused: false, cannot: [], cannotCount: 0,
+      schedulers: { moved: 0, left: 0 }, deduplication: { moved: 0 }, active: 0, ids: { bullmq: 0 }, paused: false, cannot: [], cannotCount: 0,
     }));
     // Settings and ids first: a paused queue stays paused from its first moved job on.
     for (const [i, k] of keys.entries()) {
@@ -191,6 +209,7 @@ export async function migrateToBullMQ(options: MigrateOptions): Promise<Migratio
     for (const [i, k] of keys.entries()) {
       await moveReady(client, k, o, reports[i]!);
       for (const s of ['delayed', 'failed', 'completed'] as const) await moveSet(client, k, s, o, reports[i]!);
+      await moveDedup(client, k, o.dryRun, reports[i]!);
     }
     const jobs = reports.reduce((n, r) => n + Object.values(r.states).reduce((m, s) => m + s.moved, 0), 0);
     return {
@@ -213,6 +232,7 @@ export function migrationBackText(r: MigrationBackReport): string {
       if (c.moved > 0 || c.left > 0) lines.push(`  ${s.padEnd(17)} ${verb} ${c.moved}${c.left > 0 ? `, ${c.left} stay in echomq` : ''}`);
     }
     lines.push(`  schedulers        ${verb} ${q.schedulers.moved}${q.schedulers.left > 0 ? `, ${q.schedulers.left} stay in echomq` : ''}`);
+    lines.push(`  deduplication ids ${verb} ${q.deduplication.moved}`);
     if (q.active > 0) lines.push(`  active            ${q.active} stay in echomq (never taken; run again once they finished)`);
     lines.push(`  ids               BullMQ generates ids above ${q.ids.bullmq}`);
     const settings = [q.paused ? 'paused' : '', q.concurrency !== undefined ? `concurrency ${q.concurrency}` : '',

@@ -56,7 +56,8 @@ describe('migrateToBullMQ', () => {
       ['c2', 'default', 0], ['a3', 'a', 0], ['b3', 'b', 1], ['c3', 'default', 0, true],
     ];
     for (const [n, lane, priority, lifo] of plan) await q.add(n, { n }, { lane, priority, lifo, jobId: n, removeOnComplete: { count: 10, age: 60 } });
-    await q.add('later', { n: 'later' }, { delay: 1500, jobId: 'later', lane: 'b' });
+    await q.add('later', { n: 'later' }, { delay: 1500, jobId: 'later', lane: 'b', deduplication: { id: 'dd-later' } });
+    await q.add('throttled', { n: 't' }, { jobId: 't', lane: 'b', deduplication: { id: 'tt', ttl: 60_000 } });
     const flow = new FlowProducer({ connection: conn() });
     opened.push(flow);
     await flow.add({ name: 'parent', queueName: name, data: {}, opts: { jobId: 'parent', lane: 'a' },
@@ -67,12 +68,17 @@ describe('migrateToBullMQ', () => {
     const lastEchoId = Number(await redis.hget(keysOf(name).meta, 'id'));
 
     const dry = await migrateToBullMQ({ connection: redis, queues: [name], dryRun: true });
-    expect(dry.queues[0]!.states.ready.moved).toBe(10);
+    expect(dry.queues[0]!.states.ready.moved).toBe(11);
     expect(await redis.exists(`bull:${name}:wait`)).toBe(0);
 
     const r = await migrateToBullMQ({ connection: redis, queues: [name], batchSize: 3 });
     const s = r.queues[0]!.states;
-    expect([s.ready.moved, s.delayed.moved, s.failed.moved, s.completed.moved, s['waiting-children'].moved]).toEqual([10, 1, 1, 1, 1]);
+    expect([s.ready.moved, s.delayed.moved, s.failed.moved, s.completed.moved, s['waiting-children'].moved]).toEqual([11, 1, 1, 1, 1]);
+    expect(r.queues[0]!.deduplication.moved).toBe(2);
+    // Deduplication ids held as BullMQ holds them: the simple one by its job, the throttle with its time left.
+    expect(await redis.get(`bull:${name}:de:dd-later`)).toBe('later');
+    expect(await redis.pttl(`bull:${name}:de:tt`)).toBeGreaterThan(50_000);
+    expect(await redis.hlen(keysOf(name).dedup)).toBe(0);
     expect(s.ready.left).toBe(1);
     expect(r.queues[0]!.cannot.map((c) => [c.id, c.code])).toEqual([["held", -26]]);
     expect(Number(await redis.get(`bull:${name}:id`))).toBeGreaterThanOrEqual(lastEchoId);
@@ -83,7 +89,7 @@ describe('migrateToBullMQ', () => {
     const bq = new bull.Queue(name, { connection: conn() });
     opened.push(bq);
     const wait = (await redis.lrange(`bull:${name}:wait`, 0, -1)).reverse();
-    expect([...wait, ...(await redis.zrange(`bull:${name}:prioritized`, 0, -1))]).toEqual(['c3', 'a1', 'b1', 'c2', 'a3', 'a2', 'b3', 'c1', 'b2', 'kid']);
+    expect([...wait, ...(await redis.zrange(`bull:${name}:prioritized`, 0, -1))]).toEqual(['c3', 'a1', 'b1', 'c2', 'a3', 't', 'a2', 'b3', 'c1', 'b2', 'kid']);
 
     // BullMQ shows the moved history and options.
     const done = await bq.getCompleted();
@@ -94,6 +100,8 @@ describe('migrateToBullMQ', () => {
     const a2 = (await bq.getJob('a2'))!;
     expect([a2.opts.priority, (a2.opts as Record<string, unknown>).lane, a2.opts.removeOnComplete]).toEqual([1, 'a', { count: 10, age: 60 }]);
     expect(await (await bq.getJob('parent'))!.getState()).toBe('waiting-children');
+    expect((await bq.add('dup', {}, { deduplication: { id: 'dd-later' } })).id).toBe('later');
+    expect((await bq.add('dup', {}, { deduplication: { id: 'tt', ttl: 1000 } })).id).toBe('t');
 
     // BullMQ runs everything once: the ready jobs in that order, the kid, then the parent with its value, then the delayed job.
     const ran: string[] = [];
@@ -104,12 +112,12 @@ describe('migrateToBullMQ', () => {
       return job.id;
     }, { connection: conn(), concurrency: 1 });
     opened.push(bw);
-    await waitFor(() => ran.length >= 12, 10_000, 'BullMQ worker');
+    await waitFor(() => ran.length >= 13, 10_000, 'BullMQ worker');
     await new Promise((res) => setTimeout(res, 200));
     await bw.close();
-    expect(ran.slice(0, 9)).toEqual(['c3', 'a1', 'b1', 'c2', 'a3', 'a2', 'b3', 'c1', 'b2']);
-    expect(ran.slice(9, 11)).toEqual(['kid', 'parent']);
-    expect(ran.slice(11)).toEqual(['later']);
+    expect(ran.slice(0, 10)).toEqual(['c3', 'a1', 'b1', 'c2', 'a3', 't', 'a2', 'b3', 'c1', 'b2']);
+    expect(ran.slice(10, 12)).toEqual(['kid', 'parent']);
+    expect(ran.slice(12)).toEqual(['later']);
     expect(parentSaw).toEqual({ [`bull:${name}:kid`]: 'kid' });
     expect(new Set(ran).size).toBe(ran.length);
   });
@@ -146,6 +154,8 @@ describe('migrateToBullMQ', () => {
     const eq = new Queue(name, { connection: conn() });
     opened.push(eq);
     const first = await echoJobs(name);
+    const firstDedup = await redis.hgetall(keysOf(name).dedup);
+    expect(Object.keys(firstDedup)).toEqual(['d1']);
     const firstDeps = await redis.hgetall(keysOf(name).depsBase + [...first].find(([, h]) => h.name === 'p')![0]);
     expect(first.size).toBe(9);
 
@@ -158,6 +168,7 @@ describe('migrateToBullMQ', () => {
     for (const [id, h] of first) expect(second.get(id), `job ${id}`).toEqual(h);
     expect(await redis.hgetall(keysOf(name).depsBase + [...first].find(([, h]) => h.name === 'p')![0])).toEqual(firstDeps);
     expect(await eq.getJobLogs('1')).toEqual({ logs: ['x'], count: 1 });
+    expect(await redis.hgetall(keysOf(name).dedup)).toEqual(firstDedup);
   });
 
   it('keeps lanes through BullMQ: a second move forward puts each job back in its lane', async () => {
