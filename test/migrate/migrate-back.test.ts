@@ -213,6 +213,31 @@ describe('migrateToBullMQ', () => {
     expect(await redis.hmget(keysOf(name).schedBase + 'tick', 'lane', 'prio', 'every')).toEqual(['clock', '2', '400']);
   });
 
+  it('moves a flow across two queues in one run; a child whose parent queue is not moved stays', async () => {
+    const a = qname('back-fa');
+    const b = qname('back-fb');
+    const c = qname('back-fc');
+    const flow = new FlowProducer({ connection: conn() });
+    opened.push(flow);
+    await flow.add({ name: 'top', queueName: a, data: {}, opts: { jobId: 'top' }, children: [
+      { name: 'leaf', queueName: b, data: { v: 2 }, opts: { jobId: 'leaf', lane: 'x' } },
+    ] });
+    await flow.add({ name: 'other', queueName: c, data: {}, opts: { jobId: 'other' }, children: [
+      { name: 'orphan', queueName: b, data: {}, opts: { jobId: 'orphan' } },
+    ] });
+    const r = await migrateToBullMQ({ connection: redis, queues: [a, b] });
+    expect(r.queues[0]!.states['waiting-children'].moved).toBe(1);
+    expect(r.queues[1]!.states.ready.moved).toBe(1);
+    expect(r.queues[1]!.cannot.map((x) => [x.id, x.code])).toEqual([['orphan', -22]]);
+    expect(await redis.smembers(`bull:${a}:top:dependencies`)).toEqual([`bull:${b}:leaf`]);
+    const seen: unknown[] = [];
+    const wa = new bull.Worker(a, async (job) => { seen.push(await job.getChildrenValues()); }, { connection: conn() });
+    const wb = new bull.Worker(b, async (job) => `leaf ${job.data.v}`, { connection: conn() });
+    opened.push(wa, wb);
+    await waitFor(() => seen.length === 1, 5000, 'the parent in BullMQ');
+    expect(seen[0]).toEqual({ [`bull:${b}:leaf`]: 'leaf 2' });
+  });
+
   it('refuses while an echomq worker runs on the queue, and validates its input', async () => {
     const name = qname('busy');
     const q = new Queue(name, { connection: conn() });
