@@ -8,7 +8,6 @@
 import { openConnection, type RedisClient } from '../core/connection.js';
 import { DEFAULT_PREFIX } from '../core/keys.js';
 import { Code, MIGRATE_REASONS } from '../core/errors.js';
-import { redisNowMs } from '../core/values.js';
 import * as v from '../core/validate.js';
 import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { layoutRefusals, MigrationRefusedError, slotRefusals, workerCheck } from './checks.js';
@@ -185,7 +184,6 @@ export async function migrateToBullMQ(options: MigrateOptions): Promise<Migratio
       ...(o.force ? [] : soft),
     ];
     if (refusals.length > 0 && !o.dryRun) throw new MigrationRefusedError(refusals, 'migrate-to-bullmq');
-    await redisNowMs(client);
 
     const keys = o.queues.map((q) => moveKeys(q, o.prefix, o.bullmqPrefix));
     const reports: QueueMigrationBack[] = o.queues.map((queue) => ({
