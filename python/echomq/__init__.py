@@ -19,6 +19,7 @@ from .lock_manager import LockManager
 from .queue_events_producer import QueueEventsProducer
 from .errors import RedisUnreachableError
 from .migrate import MigrationRefusedError, migrate_from_bullmq
+from .migrate_back import MigrationBackRefusedError, migrate_to_bullmq
 
 __all__ = [
     "Queue", "Worker", "Job", "QueueEvents", "UnrecoverableError", "WaitingChildrenError", "AbortController",
@@ -28,4 +29,5 @@ __all__ = [
     "WaitingError", "ErrorCode", "custom_errors", "error_code",
     "RedisUnreachableError",
     "migrate_from_bullmq", "MigrationRefusedError",
+    "migrate_to_bullmq", "MigrationBackRefusedError",
 ]

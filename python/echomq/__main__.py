@@ -1,5 +1,5 @@
-"""`python -m echomq`: the command line of the Python package. One command so far,
-`migrate-from-bullmq`, with the flags and report of the Node CLI's (docs/operators.md)."""
+"""`python -m echomq`: the command line of the Python package: `migrate-from-bullmq` and
+`migrate-to-bullmq`, with the flags and reports of the Node CLI's (docs/operators.md)."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +11,7 @@ from typing import List, Optional
 
 from .errors import EchoMQError
 from .migrate import migrate_from_bullmq, migration_text
+from .migrate_back import migrate_to_bullmq, migration_back_text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,6 +26,13 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--force", action="store_true", help="go on when the check for running BullMQ workers cannot tell")
     m.add_argument("--batch", default="50", help="jobs per script call (1..1000)")
     m.add_argument("--json", action="store_true", help="print JSON instead of text")
+    b = sub.add_parser("migrate-to-bullmq", help="move echomq queues back into BullMQ 6's layout")
+    b.add_argument("queues", nargs="+", metavar="queue")
+    b.add_argument("--bullmq-prefix", default="bull", help="BullMQ's key prefix")
+    b.add_argument("--dry-run", action="store_true", help="report what would move and what cannot, and why; change nothing")
+    b.add_argument("--force", action="store_true", help="go on when the check for running echomq workers cannot tell")
+    b.add_argument("--batch", default="100", help="jobs per script call (1..1000)")
+    b.add_argument("--json", action="store_true", help="print JSON instead of text")
     return p
 
 
@@ -36,12 +44,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ValueError:
         batch = args.batch  # passed on as given: validation names the field and the value
     try:
-        report = asyncio.run(migrate_from_bullmq(url, args.queues, prefix=args.prefix, bullmq_prefix=args.bullmq_prefix,
-                                                 dry_run=args.dry_run, force=args.force, batch_size=batch))
+        move = migrate_to_bullmq if args.command == "migrate-to-bullmq" else migrate_from_bullmq
+        report = asyncio.run(move(url, args.queues, prefix=args.prefix, bullmq_prefix=args.bullmq_prefix,
+                                  dry_run=args.dry_run, force=args.force, batch_size=batch))
     except (EchoMQError, OSError) as err:
         sys.stderr.write(f"echomq: {err}\n")
         return 1
-    sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n" if args.json else migration_text(report))
+    as_text = migration_back_text if args.command == "migrate-to-bullmq" else migration_text
+    sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n" if args.json else as_text(report))
     return 0
 
 

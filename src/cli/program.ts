@@ -14,6 +14,7 @@ import * as states from '../operator/states.js';
 import { requireKnownLane, topLanes, type LaneSortKey } from '../operator/lanes.js';
 import * as sched from '../operator/schedulers.js';
 import { migrateFromBullMQ, migrationText } from '../migrate/migrate.js';
+import { migrateToBullMQ, migrationBackText } from '../migrate/back.js';
 import {
   jobText, jobsTable, lanesTable, progressBar, queuesTable, schedulerText, schedulersTable, statusText, workersTable,
 } from './format.js';
@@ -345,6 +346,24 @@ function build(io: CliIO): Command {
           dryRun: Boolean(o.dryRun), force: Boolean(o.force), batchSize: num(String(o.batch)),
         });
         return { data: report, text: migrationText(report) };
+      }),
+    );
+
+  program
+    .command('migrate-to-bullmq <queue...>')
+    .description("move echomq queues back into BullMQ 6's layout: waiting, prioritized, delayed, failed and completed jobs, flows, settings, ids (each job's lane kept in its options)")
+    .option('--bullmq-prefix <prefix>', "BullMQ's key prefix", 'bull')
+    .option('--dry-run', 'report what would move and what cannot, and why; change nothing')
+    .option('--force', 'go on when the check for running echomq workers cannot tell (CLIENT LIST denied, or Redis < 7.2)')
+    .option('--batch <n>', 'jobs per script call (1..1000)', '100')
+    .addOption(json())
+    .action(
+      action(async (t, [queues], o) => {
+        const report = await migrateToBullMQ({
+          connection: t.client, queues: queues as unknown as string[], prefix: t.prefix, bullmqPrefix: String(o.bullmqPrefix),
+          dryRun: Boolean(o.dryRun), force: Boolean(o.force), batchSize: num(String(o.batch)),
+        });
+        return { data: report, text: migrationBackText(report) };
       }),
     );
 

@@ -354,6 +354,8 @@ export const Code = {
   MIGRATE_TOO_BIG: -24,
   /** migrateScheduler, migrateDedup: an old-style repeatable job (no repeat:<key> hash, BullMQ < 5.10 or so), or a keepLastIfActive next job with a flow parent (not carried). */
   MIGRATE_NOT_CARRIED: -25,
+  /** The move back to BullMQ (migrateToBullMQ): ready jobs of a paused lane stay in echomq (BullMQ has no lanes to hold them back). */
+  MIGRATE_LANE_PAUSED: -26,
 } as const;
 export type StatusCode = (typeof Code)[keyof typeof Code];
 
@@ -406,6 +408,7 @@ export const MIGRATE_REASONS: Readonly<Record<number, string>> = {
   [Code.MIGRATE_PRO]: "BullMQ Pro group data (Pro's group storage is not public)",
   [Code.MIGRATE_TOO_BIG]: 'a flow parent with more than 1,000 children still pending (more than one bounded call moves)',
   [Code.MIGRATE_NOT_CARRIED]: 'not carried: an old-style repeatable job (no repeat hash: BullMQ before about 5.10), or a keepLastIfActive next job with a flow parent',
+  [Code.MIGRATE_LANE_PAUSED]: 'its lane is paused (BullMQ has no lanes to hold it back): resume the lane and run again',
 };
 /**
  * The one table from a script's status code to the typed error of the refused call. Messages

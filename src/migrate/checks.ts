@@ -11,8 +11,8 @@ import { bullBase } from './scripts.js';
 /** The move was refused before anything was written; `reasons` says why, one line each. */
 export class MigrationRefusedError extends EchoError {
   readonly reasons: readonly string[];
-  constructor(reasons: readonly string[]) {
-    super(ErrorCodes.MIGRATION_REFUSED, `migrate-from-bullmq refused: ${reasons.join('; ')}`);
+  constructor(reasons: readonly string[], command = 'migrate-from-bullmq') {
+    super(ErrorCodes.MIGRATION_REFUSED, `${command} refused: ${reasons.join('; ')}`);
     this.reasons = reasons;
   }
 }

@@ -72,6 +72,7 @@ export const LIB_DEPENDENCIES: Readonly<Record<string, readonly string[]>> = {
   'lib/runs.lua': [],
   'lib/guard.lua': ['lib/common.lua'],
   'lib/bullmq.lua': [],
+  'lib/bullmq-back.lua': ['lib/common.lua', 'lib/bullmq.lua'],
 };
 
 /** Resolves `--!include` lines; `done` lists the files whose text is in place, in order. */

@@ -136,7 +136,7 @@ local function moveOne(id, score)
     put('st', 'w')
     put('sq', stamp)
     redis.call('HSET', jk, unpack(h))
-    enterLane(DEFAULT_LANE, prio, stamp .. id)
+    enterLane(t.lane or DEFAULT_LANE, prio, stamp .. id)
     readyAny = true
   end
   if #deps > 0 then redis.call('HSET', K.depsBase .. id, unpack(deps)) end

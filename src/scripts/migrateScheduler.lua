@@ -58,7 +58,7 @@ local h = { 'ver', '1', 'next', nxt, 'cnt', intOf(f.ic) or '1',
 if f.every and f.every ~= '' then h[#h + 1], h[#h + 2] = 'anchor', nxt end
 -- The template as upsertScheduler writes it: every field present ('' = default).
 local tpl = { 'name', f.name or '', 'data', f.data or '{}', 'opts', t.opts, 'prio', string.format('%d', prio),
-  'lane', DEFAULT_LANE, 'lifo', t.lifo, 'kc', t.kc, 'ka', t.ka, 'kfc', t.kfc, 'kfa', t.kfa }
+  'lane', t.lane or DEFAULT_LANE, 'lifo', t.lifo, 'kc', t.kc, 'ka', t.ka, 'kfc', t.kfc, 'kfa', t.kfa }
 for i = 1, #tpl do h[#h + 1] = tpl[i] end
 redis.call('HSET', K.schedBase .. sid, unpack(h))
 redis.call('ZADD', K.scheds, nxt, sid)

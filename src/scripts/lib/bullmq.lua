@@ -67,9 +67,10 @@ end
 -- omc go under telemetry. Options echomq keeps in fields of their own leave the JSON.
 local OPT_NAMES = { de = 'deduplication', fpof = 'failParentOnFailure', cpof = 'continueParentOnFailure',
   idof = 'ignoreDependencyOnFailure', kl = 'keepLogs', rdof = 'removeDependencyOnFailure' }
-local OWN_FIELDS = { priority = true, delay = true, lifo = true, removeOnComplete = true, removeOnFail = true }
+-- `lane` is the option the move back to BullMQ keeps an echomq job's lane in (lib/bullmq-back.lua).
+local OWN_FIELDS = { priority = true, delay = true, lifo = true, removeOnComplete = true, removeOnFail = true, lane = true }
 
--- BullMQ's stored opts JSON as echomq's: { opts (JSON or ''), lifo, kc, ka, kfc, kfa, pol }.
+-- BullMQ's stored opts JSON as echomq's: { opts (JSON or ''), lifo, kc, ka, kfc, kfa, pol, lane (nil = default) }.
 local function translateOpts(raw)
   local o = {}
   if raw and raw ~= '' then
@@ -77,6 +78,7 @@ local function translateOpts(raw)
     if ok and type(d) == 'table' then o = d end
   end
   local t = { lifo = o.lifo == true and '1' or '0', pol = '' }
+  if type(o.lane) == 'string' and o.lane ~= '' and o.lane ~= DEFAULT_LANE then t.lane = o.lane end
   t.kc, t.ka = keepOf(o.removeOnComplete)
   t.kfc, t.kfa = keepOf(o.removeOnFail)
   if o.fpof == true then t.pol = 'f' elseif o.cpof == true then t.pol = 'c'
@@ -105,6 +107,7 @@ local function templateFields(h, n, name, data, t, prio)
   h[n + 1], h[n + 2], h[n + 3], h[n + 4], n = 'name', name or '', 'data', data or '{}', n + 4
   put('opts', t.opts)
   if prio and prio > 0 then put('prio', string.format('%d', prio)) end
+  put('lane', t.lane)
   if t.lifo == '1' then put('lifo', '1') end
   put('kc', t.kc)
   put('ka', t.ka)
