@@ -57,11 +57,11 @@ describe('dashboard HTTP', () => {
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
     expect(page.headers['x-frame-options']).toBe('DENY');
     expect(page.headers['access-control-allow-origin']).toBeUndefined();
-    expect(page.body).toContain('<script src="/app.js" defer></script>');
+    expect(page.body).toContain('<script src="app.js" defer></script>');
     expect(page.body).not.toMatch(/<script>/); // no inline script
     expect((await raw(`${ro.url}app.js`)).headers['content-type']).toMatch(/^text\/javascript/);
 
-    expect(await (await fetch(`${ro.url}api/config`)).json()).toEqual({ readOnly: true, prefix });
+    expect(await (await fetch(`${ro.url}api/config`)).json()).toEqual({ readOnly: true, tokenRequired: false, prefix });
     const all = await (await fetch(`${ro.url}api/queues`)).json();
     expect(all.queues).toEqual([expect.objectContaining({ name, paused: false, counts: expect.objectContaining({ waiting: 2, prioritized: 1 }) })]);
     const st = await (await fetch(api(ro, ''))).json();
@@ -78,7 +78,7 @@ describe('dashboard HTTP', () => {
     expect((await fetch(api(ro, '/jobs/424242'))).status).toBe(404);
     const bad = await fetch(`${api(ro, '/jobs')}?state=bogus`);
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error).toMatch(/^state must be one of/);
+    expect((await bad.json()).error).toMatch(/^state must be all or one of/);
   });
 
   it('refuses every action when started without a token', async () => {

@@ -95,7 +95,7 @@ export interface JobRow {
   failedReason: string | null;
 }
 
-function row(j: Job, state: string): JobRow {
+export function row(j: Job, state: string): JobRow {
   return {
     id: j.id, name: j.name, lane: j.lane, state, priority: j.priority, attemptsMade: j.attemptsMade,
     timestamp: j.timestamp, processedOn: j.processedOn ?? null, finishedOn: j.finishedOn ?? null,
@@ -147,7 +147,7 @@ export async function findJobs(q: Queue, query: JobQuery): Promise<{ jobs: JobRo
   return { jobs: out, more };
 }
 
-async function jobsInState(q: Queue, state: JobStateName, lane: string | undefined, offset: number, count: number): Promise<Job[]> {
+export async function jobsInState(q: Queue, state: JobStateName, lane: string | undefined, offset: number, count: number): Promise<Job[]> {
   const ctx = ctxOf(q);
   if (state === 'waiting' || state === 'prioritized' || state === 'paused') {
     // The operator's view (inspect.getJobs): service order, and `paused` for a paused queue's jobs.

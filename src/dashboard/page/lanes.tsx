@@ -1,0 +1,115 @@
+/// <reference lib="dom" />
+/**
+ * Browser side: the lanes table (sortable, searchable, with a depth sparkline per lane) and the
+ * lane panel (pause/resume, weight, limit, its jobs).
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { QueueReply } from '../api.js';
+import { qpath } from './requests.js';
+import { go } from './route.js';
+import { Button, Cut, useApp } from './ui.js';
+
+type Lane = QueueReply['lanes'][number];
+type SortKey = 'name' | 'depth' | 'active' | 'weight' | 'limit' | 'paused' | 'rate';
+/** Depth samples kept per lane (about 2 minutes at 1.5 s). */
+const HIST = 80;
+
+function sortValue(l: Lane, key: SortKey): string | number {
+  if (key === 'name') return l.name;
+  if (key === 'limit') return l.limit === null ? Infinity : l.limit;
+  if (key === 'paused') return l.paused ? 1 : 0;
+  if (key === 'rate') return l.rate ? l.rate.max / l.rate.duration : Infinity;
+  return l[key];
+}
+
+/** Recent depths, newest at the right edge; an emptied lane draws a flat line at zero. */
+function Spark({ values }: { values: number[] }) {
+  const max = Math.max(...values, 1);
+  const skip = HIST - values.length;
+  const pts = values.map((v, i) => (((skip + i) * 120) / (HIST - 1)).toFixed(1) + ',' + (21 - (v / max) * 20).toFixed(1)).join(' ');
+  return (
+    <svg class="spark" viewBox="0 0 120 22" preserveAspectRatio="none">
+      {values.length > 1 && <polyline points={pts} fill="none" stroke="#2563eb" stroke-width={1.5} />}
+    </svg>
+  );
+}
+
+function LanePanel({ queue, lane, onClose }: { queue: string; lane: Lane; onClose: () => void }) {
+  const { act } = useApp();
+  const [weight, setWeight] = useState(String(lane.weight));
+  const [limit, setLimit] = useState(lane.limit === null ? '' : String(lane.limit));
+  const base = qpath(queue, '/lanes/' + encodeURIComponent(lane.name));
+  return (
+    <div id="lanePanel" class="panel">
+      <strong class="cut" title={lane.name}>Lane <span id="laneName">{lane.name}</span></strong>
+      <Button id="lanePause" onClick={() => act(base + (lane.paused ? '/resume' : '/pause'), {}, lane.paused ? 'Lane resumed' : 'Lane paused')}>{lane.paused ? 'Resume lane' : 'Pause lane'}</Button>
+      <label>Weight <input id="laneWeight" type="number" min="1" step="1" value={weight} onInput={(e) => setWeight((e.target as HTMLInputElement).value)} /></label>
+      <Button id="laneWeightSet" onClick={() => act(base + '/weight', { value: Number(weight) }, 'Weight set')}>Set</Button>
+      <label>Limit <input id="laneLimit" type="number" min="0" step="1" placeholder="none" value={limit} onInput={(e) => setLimit((e.target as HTMLInputElement).value)} /></label>
+      <Button id="laneLimitSet" onClick={() => act(base + '/limit', { value: limit === '' ? null : Number(limit) }, 'Limit set')}>Set</Button>
+      <button id="laneJobs" onClick={() => go({ tab: 'jobs', lane: lane.name, cursor: '', id: '' })}>Show its jobs</button>
+      <button id="laneClose" onClick={onClose}>Close</button>
+    </div>
+  );
+}
+
+export function Lanes({ queue, status }: { queue: string; status: QueueReply }) {
+  const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: 'name', dir: 1 });
+  const [open, setOpen] = useState<string | null>(null);
+  const [search, setSearch] = useState('');
+  const hist = useRef(new Map<string, number[]>());
+  const seen = useRef<QueueReply | null>(null);
+  // One depth sample per poll reply.
+  useEffect(() => {
+    if (seen.current === status) return;
+    seen.current = status;
+    for (const l of status.lanes) {
+      const h = hist.current.get(l.name) ?? [];
+      h.push(l.depth);
+      if (h.length > HIST) h.shift();
+      hist.current.set(l.name, h);
+    }
+  }, [status]);
+  const lanes = status.lanes
+    .filter((l) => l.name.toLowerCase().includes(search.toLowerCase()))
+    .sort((a, b) => {
+      const x = sortValue(a, sort.key);
+      const y = sortValue(b, sort.key);
+      return (x < y ? -1 : x > y ? 1 : 0) * sort.dir;
+    });
+  const lane = open === null ? undefined : status.lanes.find((l) => l.name === open);
+  const th = (key: SortKey, label: string) => (
+    <th data-key={key} class={sort.key === key ? (sort.dir === 1 ? 'asc' : 'desc') : ''}
+      onClick={() => setSort({ key, dir: sort.key === key ? (-sort.dir as 1 | -1) : key === 'name' ? 1 : -1 })}>{label}</th>
+  );
+  return (
+    <div id="lanesBox">
+      <div class="filters">
+        <input id="laneSearch" placeholder="find a lane" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
+        <span id="laneNote" class="muted">{status.lanesTruncated ? `first ${status.lanes.length.toLocaleString('en-US')} lanes by name` : `${status.lanes.length} lanes`}</span>
+      </div>
+      {lane && <LanePanel key={lane.name} queue={queue} lane={lane} onClose={() => setOpen(null)} />}
+      <div class="scroll">
+        <table id="lanes" class="grid sortable">
+          <thead><tr>
+            {th('name', 'Lane')}{th('depth', 'Depth')}<th>Depth, last 2 min</th>{th('active', 'Active')}
+            {th('weight', 'Weight')}{th('limit', 'Limit')}{th('paused', 'Paused')}{th('rate', 'Rate limit')}
+          </tr></thead>
+          <tbody>
+            {lanes.map((l) => (
+              <tr key={l.name} class={(l.name === open ? 'sel ' : '') + (l.paused && l.depth > 0 ? 'attn-warn' : '')} onClick={() => setOpen(l.name)}>
+                <Cut text={l.name} cls="name" />
+                <td class="num">{l.depth}</td>
+                <td><Spark values={hist.current.get(l.name) ?? [l.depth]} /></td>
+                <td class="num">{l.active}</td><td class="num">{l.weight}</td>
+                <td class="num">{l.limit === null ? '—' : l.limit}</td>
+                <td>{l.paused ? (l.depth > 0 ? `yes, holding ${l.depth}` : 'yes') : ''}</td>
+                <td>{l.rate ? `${l.rate.max} / ${l.rate.duration} ms` : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}

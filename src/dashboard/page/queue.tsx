@@ -1,0 +1,95 @@
+/// <reference lib="dom" />
+/**
+ * Browser side: one queue. Its state and counts, the queue actions (pause/resume, retry all
+ * failed, promote all delayed, drain, clean by state and age, obliterate with the name typed),
+ * the throughput chart, and the tabs: jobs, lanes, workers, job schedulers.
+ */
+import { useState } from 'preact/hooks';
+import type { QueueReply, ThroughputReply } from '../api.js';
+import { qpath } from './requests.js';
+import { go, type Route, type Tab, TABS } from './route.js';
+import { Button, useApp, usePoll } from './ui.js';
+import { Chart } from './chart.js';
+import { Jobs } from './jobs.js';
+import { Lanes } from './lanes.js';
+import { Schedulers, Workers } from './workers.js';
+
+const CARDS: Array<[string, string]> = [
+  ['waiting', 'waiting'], ['prioritized', 'prioritized'], ['paused', 'paused'], ['active', 'active'], ['delayed', 'delayed'],
+  ['waiting-children', 'waiting children'], ['failed', 'failed'], ['completed', 'completed'],
+];
+const CLEAN_STATES = ['completed', 'failed', 'delayed', 'wait', 'prioritized', 'paused'];
+
+function QueueActions({ queue, paused }: { queue: string; paused: boolean }) {
+  const { act } = useApp();
+  const [clean, setClean] = useState({ state: 'completed', hours: '24' });
+  const [open, setOpen] = useState<'clean' | 'obliterate' | null>(null);
+  const [typed, setTyped] = useState('');
+  return (
+    <>
+      <div class="titlebar actions">
+        <Button id="queuePause" onClick={() => act(qpath(queue, paused ? '/resume' : '/pause'), {}, paused ? 'Queue resumed' : 'Queue paused')}>
+          {paused ? 'Resume queue' : 'Pause queue'}
+        </Button>
+        <Button id="retryFailed" onClick={() => confirm('Retry every failed job of this queue?') && act<{ retried: number }>(qpath(queue, '/retry-failed'), {}, (r) => `${r.retried} failed jobs retried`)}>Retry all failed</Button>
+        <Button id="promoteAll" onClick={() => act<{ promoted: number }>(qpath(queue, '/promote-all'), {}, (r) => `${r.promoted} delayed jobs promoted`)}>Promote all delayed</Button>
+        <Button id="drain" onClick={() => confirm('Remove every waiting and prioritized job of this queue?') && act<{ removed: number }>(qpath(queue, '/drain'), {}, (r) => `${r.removed} jobs drained`)}>Drain</Button>
+        <Button id="cleanOpen" onClick={() => setOpen(open === 'clean' ? null : 'clean')}>Clean…</Button>
+        <Button id="obliterateOpen" danger onClick={() => setOpen(open === 'obliterate' ? null : 'obliterate')}>Obliterate…</Button>
+      </div>
+      {open === 'clean' && (
+        <div class="panel" id="cleanPanel">
+          Remove up to 1,000 <select id="cleanState" value={clean.state} onChange={(e) => setClean({ ...clean, state: (e.target as HTMLSelectElement).value })}>
+            {CLEAN_STATES.map((s) => <option>{s}</option>)}
+          </select> jobs older than <input id="cleanHours" type="number" min="0" value={clean.hours} onInput={(e) => setClean({ ...clean, hours: (e.target as HTMLInputElement).value })} /> hours
+          <Button id="cleanGo" onClick={() => act<{ removed: number }>(qpath(queue, '/clean'), { state: clean.state, graceMs: Math.round(Number(clean.hours) * 3600_000), limit: 1000 }, (r) => `${r.removed} jobs cleaned`)}>Clean</Button>
+        </div>
+      )}
+      {open === 'obliterate' && (
+        <div class="panel danger" id="obliteratePanel">
+          Deletes the queue and every job in it. Type the queue's name to confirm:
+          <input id="obliterateName" value={typed} onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />
+          <Button id="obliterateGo" danger disabled={typed !== queue} onClick={() => act(qpath(queue, '/obliterate'), { confirm: typed }, 'Queue obliterated').then((r) => r && go({ queue: null, job: null }))}>Obliterate</Button>
+        </div>
+      )}
+    </>
+  );
+}
+
+export function QueueView({ route }: { route: Route }) {
+  const queue = route.queue!;
+  const { data: status, error } = usePoll<QueueReply>(qpath(queue));
+  const { data: tp } = usePoll<ThroughputReply>(qpath(queue, '/throughput'));
+  return (
+    <section id="queueBox">
+      <div class="titlebar">
+        <h2 id="queueTitle" class="cut" title={queue}>{queue}</h2>
+        {status && <span id="queueState" class={'badge ' + (status.paused ? 'warn' : 'ok')}>{status.paused ? 'paused' : 'running'}</span>}
+        {error && !status && <span class="bad-text">{error}</span>}
+      </div>
+      {status && <QueueActions queue={queue} paused={status.paused} />}
+      {status && (
+        <div id="counts" class="cards">
+          {CARDS.map(([state, label]) => (
+            <a class={'card' + (route.tab === 'jobs' && route.state === state ? ' sel' : '') + (state === 'failed' && status.counts.failed > 0 ? ' bad' : '')}
+              href={'?queue=' + encodeURIComponent(queue) + '&state=' + state}
+              onClick={(e) => { e.preventDefault(); go({ tab: 'jobs', state, cursor: '', id: '' }); }}>
+              <b>{status.counts[state as keyof typeof status.counts].toLocaleString('en-US')}</b><span>{label}</span>
+            </a>
+          ))}
+        </div>
+      )}
+      {tp && <Chart tp={tp} />}
+      <nav class="tabs" role="tablist">
+        {TABS.map((t: Tab) => (
+          <a role="tab" id={'tab-' + t} aria-selected={route.tab === t} href={'?queue=' + encodeURIComponent(queue) + '&tab=' + t}
+            onClick={(e) => { e.preventDefault(); go({ tab: t }); }}>{t === 'schedulers' ? 'job schedulers' : t}</a>
+        ))}
+      </nav>
+      {route.tab === 'jobs' && <Jobs route={route} />}
+      {route.tab === 'lanes' && status && <Lanes queue={queue} status={status} />}
+      {route.tab === 'workers' && <Workers queue={queue} />}
+      {route.tab === 'schedulers' && <Schedulers queue={queue} />}
+    </section>
+  );
+}
