@@ -176,7 +176,7 @@ export async function post(ctx: ApiContext, seg: string[], body: Record<string, 
     const act = body.action;
     if (act !== 'retry' && act !== 'remove' && act !== 'promote') v.fail('action', '"retry", "remove" or "promote"', act);
     if (!Array.isArray(body.ids) || body.ids.length === 0 || body.ids.length > BULK_MAX) v.fail('ids', `an array of 1…${BULK_MAX} job ids`, body.ids);
-    const ids = (body.ids as unknown[]).map((id) => v.jobId(id, 'ids[]'));
+    const ids = (body.ids as unknown[]).map((id) => v.nonEmptyString('ids[]', id));
     const reply: BulkReply = { done: [], failed: [] };
     for (const id of ids) {
       try {

@@ -23,7 +23,6 @@ export const PAGE_HTML = `<!doctype html>
 export const PAGE_CSS = `
 :root { --bg:#f7f8fa; --fg:#1d2330; --muted:#6b7280; --line:#dde1e7; --ok:#16a34a; --bad:#dc2626; --warn:#b45309; --accent:#2563eb; }
 * { box-sizing: border-box; }
-html, body { overflow-x: hidden; }
 body { margin: 0; font: 14px/1.4 system-ui, -apple-system, Segoe UI, Roboto, sans-serif; background: var(--bg); color: var(--fg); }
 header { display: flex; align-items: center; gap: 12px; padding: 10px 20px; background: #111827; color: #fff; flex-wrap: wrap; min-width: 0; }
 header .brand { font-size: 18px; font-weight: 700; color: #fff; text-decoration: none; letter-spacing: .5px; margin-right: 4px; }

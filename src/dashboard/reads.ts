@@ -207,7 +207,7 @@ export async function jobsPage(q: Queue, query: { state?: string; lane?: string;
 
 /** A job by its exact id, as a list row: [] when there is none. Two reads. */
 export async function findById(q: Queue, id: string): Promise<{ jobs: JobRow[]; next: null }> {
-  v.jobId(id, 'id');
+  v.nonEmptyString('id', id);
   const job = await q.getJob(id);
   if (!job) return { jobs: [], next: null };
   return { jobs: [jobRow(job, await job.getState())], next: null };

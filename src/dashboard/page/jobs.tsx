@@ -70,7 +70,7 @@ export function Jobs({ route }: { route: Route }) {
         <button id="jobPrev" disabled={!route.cursor} onClick={() => go({ cursor: back.current.pop() ?? '' })}>‹ Prev</button>
         <button id="jobNext" disabled={!data?.next} onClick={() => { back.current.push(route.cursor); go({ cursor: data!.next! }); }}>Next ›</button>
         <span id="jobPage" class="muted">{jobs.length ? (route.cursor && !back.current.length ? 'from ' + route.cursor : `${page + 1}–${page + jobs.length}`) : data ? (route.id ? `no job "${route.id}"` : 'no jobs') : ''}</span>
-        {hover && <span class="muted" id="paused-refresh" title="the list refreshes again when the pointer leaves it">⏸ held</span>}
+        {hover && <span class="muted" id="paused-refresh" title="the list refreshes again when the pointer leaves it">refresh held</span>}
       </div>
       {selected.size > 0 && (
         <div class="panel" id="bulkBar">
