@@ -44,7 +44,6 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
   beforeAll(async () => {
     q = new Queue(qname('web'), { connection: redisUrl(), prefix });
     busy = new Queue(qname('billing'), { connection: redisUrl(), prefix });
-    if (SHOTS) await pastHour(q);
     // Some history: 25 completed, 5 failed (one with a long reason), for the chart and the failure rate.
     await q.addBulk(Array.from({ length: 30 }, (_, i) => ({ name: 'warmup', data: { i, fail: i % 7 === 0 }, opts: { lane: 'acme' } })));
     const w = new Worker(q.name, async (job) => {
@@ -110,12 +109,12 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     // Ready work with no worker, a paused lane holding work, and 5 of 30 failing in the window.
     await expect.poll(() => web.locator('td.flags').textContent(), { timeout: 10_000 }).toBe('19 ready, no worker17% failing1 paused lane holding work');
     expect(await web.getAttribute('class')).toBe('attn-bad');
+    expect(await web.locator('td').nth(9).textContent()).toMatch(/^\d+s$/); // oldest waiting job's age
     expect(await web.locator('td').nth(6).getAttribute('class')).toContain('bad-text'); // failed count in red
     await expect.poll(() => row('#queues', busy.name).locator('td').nth(2).textContent()).toBe('1'); // one worker
     await page.fill('#queueFilter', 'billing');
     await expect.poll(() => page.locator('#queues tbody tr').count()).toBe(1);
     await page.fill('#queueFilter', '');
-    if (SHOTS) await page.screenshot({ path: docs('dashboard-overview.png') });
 
     await web.click();
     await page.locator('#queueTitle', { hasText: q.name }).waitFor();
@@ -136,6 +135,11 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     expect(await laneRow('initech').locator('td').nth(7).textContent()).toBe('50 / 1000 ms');
     await q.addBulk(Array.from({ length: 5 }, () => ({ name: 'invoice', data: {}, opts: { lane: 'acme' } })));
     await waitFor(async () => (await depthOf('acme')) === 8, 10_000, 'acme depth 8 after adding 5');
+    // Sparklines span their cell from the first samples on, and an empty lane still draws its line.
+    expect((await laneRow('acme').locator('svg.spark polyline').boundingBox())!.width).toBeGreaterThan(100);
+    await q.lanes.drain('initech');
+    await waitFor(async () => (await depthOf('initech')) === 0, 10_000, 'emptied lane');
+    expect((await laneRow('initech').locator('svg.spark polyline').boundingBox())!.width).toBeGreaterThan(100);
     await page.locator('#lanes th[data-key="depth"]').click();
     expect(await page.locator('#lanes tbody tr td:first-child').first().textContent()).toMatch(/^(acme|globex)$/);
     // A cut-off lane name keeps its full text on hover.
@@ -166,10 +170,6 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     await waitFor(async () => (await q.lanes.get('acme')).weight === 4, 5000, 'weight 4');
     await page.locator('#lanePause').click();
     await waitFor(async () => !(await q.lanes.get('acme')).paused, 5000, 'lane resumed');
-    if (SHOTS) {
-      await liveTraffic(q, 10_000);
-      await page.screenshot({ path: docs('dashboard-lanes.png') });
-    }
   });
 
   it('pages through State = all, and opens a job where the user is, at a URL that opens it again', async () => {
@@ -239,7 +239,6 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     await page.locator('#jobChildren a').first().click();
     await page.locator('#jobFields', { hasText: busy.name }).waitFor();
     await page.locator('#jobFamily a', { hasText: parent.id }).waitFor(); // the child links back to its parent
-    if (SHOTS) await page.screenshot({ path: docs('dashboard-job.png') });
   });
 
   it('holds the list still under the pointer, and finds a job by id', async () => {
@@ -341,12 +340,6 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
       }
     }
     await page.setViewportSize({ width: 1400, height: 900 });
-    if (SHOTS) {
-      await page.goto(`${dash.url}${qs()}`);
-      await page.locator('#chart').waitFor();
-      await sleep(1600);
-      await page.screenshot({ path: docs('dashboard-queue.png') });
-    }
   });
 
   it('shows hostile lane and job names as text, and runs no script', async () => {
@@ -364,6 +357,34 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     expect(dialogs.filter((d) => !d.startsWith('confirm'))).toEqual([]);
     expect(errors).toEqual([]);
   });
+
+  // The pictures in docs/ (ECHOMQ_SCREENSHOT=1): a queue of their own with an hour of history.
+  it.runIf(SHOTS)('takes the pictures for the docs', async () => {
+    const shop = new Queue('orders', { connection: redisUrl(), prefix });
+    await pastHour(shop);
+    await shop.lanes.setWeight('acme', 3);
+    await shop.lanes.pause('umbrella');
+    await shop.addBulk(Array.from({ length: 40 }, (_, i) => ({ name: 'report', data: { i }, opts: { lane: 'umbrella' } })));
+    const traffic = liveTraffic(shop, 14_000);
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await page.goto(dash.url);
+    await row('#queues', 'orders').waitFor();
+    await sleep(8000);
+    await page.screenshot({ path: docs('dashboard-overview.png') });
+    await page.goto(`${dash.url}?queue=orders&tab=lanes`);
+    await sleep(5500);
+    await page.screenshot({ path: docs('dashboard-lanes.png') });
+    await traffic;
+    await page.goto(`${dash.url}?queue=orders&state=failed`);
+    await page.locator('#jobs tbody tr').first().click();
+    await page.locator('pre.trace').first().waitFor();
+    await page.screenshot({ path: docs('dashboard-job.png') });
+    await page.goto(`${dash.url}?queue=orders`);
+    await page.locator('#chart').waitFor();
+    await sleep(1600);
+    await page.screenshot({ path: docs('dashboard-queue.png') });
+    await shop.close();
+  }, 60_000);
 });
 
 /**
@@ -386,10 +407,13 @@ async function pastHour(q: Queue): Promise<void> {
 
 /** For the docs pictures only: lanes filling and draining for a while, so sparklines move. */
 async function liveTraffic(q: Queue, ms: number): Promise<void> {
-  const w = new Worker(q.name, async () => sleep(400), { connection: redisUrl(), prefix, concurrency: 2 });
+  const w = new Worker(q.name, async (job) => {
+    await sleep(300);
+    if (job.data.i % 9 === 4) throw new Error(`warehouse API timed out after 30 s (order ${job.data.i})`);
+  }, { connection: redisUrl(), prefix, concurrency: 3 });
   const end = Date.now() + ms;
   for (let i = 0; Date.now() < end; i++) {
-    const lane = ['acme', 'initech', 'acme', 'umbrella'][i % 4];
+    const lane = ['acme', 'initech', 'acme', 'globex'][i % 4];
     const n = i < 25 ? 3 : i % 3 === 0 ? 1 : 0;
     if (n > 0) await q.addBulk(Array.from({ length: n }, () => ({ name: 'report', data: { i }, opts: { lane } })));
     await sleep(250);

@@ -9,6 +9,7 @@ import { clientName, jobKey, laneKey, parseJobKey, parseLogicalJobName, parseQua
 import { JobField, MetaField } from '../core/fields.js';
 import { JOB_STATES, getJobCounts, listQueues, type JobCounts, type JobStateName } from '../ops/inspect.js';
 import { parseClientList } from '../queue/workers-list.js';
+import { parseLone } from '../ops/lane-ready.js';
 import { jobDetail, jobsInState, row as jobRow, type JobRow } from '../operator/operations.js';
 import type { Target } from '../operator/target.js';
 import * as v from '../core/validate.js';
@@ -100,11 +101,13 @@ async function laneHealth(client: Redis, keys: QueueKeys): Promise<Pick<Health, 
     p.zrange(laneKey(keys, lane), 0, 0);
     p.hget(keys.lone, lane);
   }
+  // A lane member is a 14-character order key followed by the job id (lane-ready.ts).
   const heads: string[] = [];
-  (await p.exec())!.forEach(([, x], i) => {
-    if (i % 2 === 0) heads.push(...(x as string[]));
-    else if (x !== null) heads.push(x as string);
-  });
+  const r = (await p.exec())!;
+  for (let i = 0; i < r.length; i += 2) {
+    const member = (r[i][1] as string[])[0] ?? parseLone(r[i + 1][1] as string | null)?.member;
+    if (member !== undefined) heads.push(member.slice(14));
+  }
   let oldestWaiting: number | null = null;
   if (heads.length > 0) {
     const tp = client.pipeline();

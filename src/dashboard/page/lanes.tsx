@@ -22,17 +22,23 @@ function sortValue(l: Lane, key: SortKey): string | number {
   return l[key];
 }
 
-/** Recent depths, newest at the right edge; an emptied lane draws a flat line at zero. */
+/**
+ * Recent depths across the whole width (so it is readable from the first samples on); an
+ * emptied lane draws a flat line at zero rather than nothing.
+ */
 function Spark({ values }: { values: number[] }) {
-  const max = Math.max(...values, 1);
-  const skip = HIST - values.length;
-  const pts = values.map((v, i) => (((skip + i) * 120) / (HIST - 1)).toFixed(1) + ',' + (21 - (v / max) * 20).toFixed(1)).join(' ');
+  const vals = values.length === 1 ? [values[0], values[0]] : values;
+  const max = Math.max(...vals, 1);
+  const pts = vals.map((v, i) => ((i * 120) / (vals.length - 1)).toFixed(1) + ',' + (20.5 - (v / max) * 19).toFixed(1)).join(' ');
   return (
-    <svg class="spark" viewBox="0 0 120 22" preserveAspectRatio="none">
-      {values.length > 1 && <polyline points={pts} fill="none" stroke="#2563eb" stroke-width={1.5} />}
+    <svg class="spark" viewBox="0 0 120 22" preserveAspectRatio="none" aria-label={`depth ${values.join(', ')}`}>
+      <polyline points={pts} fill="none" stroke="#2563eb" stroke-width={1.5} />
     </svg>
   );
 }
+
+/** Depth history per queue and lane, kept while the page is open (tab switches keep it). */
+const HISTORY = new Map<string, Map<string, number[]>>();
 
 function LanePanel({ queue, lane, onClose }: { queue: string; lane: Lane; onClose: () => void }) {
   const { act } = useApp();
@@ -57,7 +63,8 @@ export function Lanes({ queue, status }: { queue: string; status: QueueReply }) 
   const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: 'name', dir: 1 });
   const [open, setOpen] = useState<string | null>(null);
   const [search, setSearch] = useState('');
-  const hist = useRef(new Map<string, number[]>());
+  if (!HISTORY.has(queue)) HISTORY.set(queue, new Map());
+  const hist = { current: HISTORY.get(queue)! };
   const seen = useRef<QueueReply | null>(null);
   // One depth sample per poll reply.
   useEffect(() => {
