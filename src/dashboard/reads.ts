@@ -248,7 +248,8 @@ export async function jobFull(q: Queue, id: string) {
     job.getDependencies({ processed: page, unprocessed: page, failed: page, ignored: page }),
     job.getDependenciesCount(),
   ]);
-  const keys = (x: Record<string, unknown> | string[] | undefined) => (Array.isArray(x) ? x : Object.keys(x ?? {}));
+  // The count is a hint to the scans behind getDependencies: cut each kind to the bound here.
+  const keys = (x: Record<string, unknown> | string[] | undefined) => (Array.isArray(x) ? x : Object.keys(x ?? {})).slice(0, CHILDREN_SHOWN);
   const children = [
     ...keys(deps.unprocessed).map((k) => ({ ref: ref(k, q.keys.prefix), status: 'pending' })),
     ...keys(deps.processed).map((k) => ({ ref: ref(k, q.keys.prefix), status: 'processed' })),
