@@ -129,10 +129,15 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     await page.goto(`${dash.url}${qs()}&tab=lanes`);
     await waitFor(async () => (await depthOf('acme')) === 3, 10_000, 'acme depth 3');
     expect(await depthOf('globex')).toBe(9);
-    expect(await laneRow('globex').locator('td').nth(4).textContent()).toBe('3'); // weight
-    expect(await laneRow('globex').locator('td').nth(6).textContent()).toBe('yes, holding 9');
-    expect(await laneRow('initech').locator('td').nth(5).textContent()).toBe('2'); // limit
-    expect(await laneRow('initech').locator('td').nth(7).textContent()).toBe('50 / 1000 ms');
+    expect(await laneRow('globex').locator('td').nth(6).textContent()).toBe('3'); // weight
+    expect(await laneRow('globex').locator('td').nth(8).textContent()).toBe('yes, holding 9');
+    expect(await laneRow('initech').locator('td').nth(7).textContent()).toBe('2'); // limit
+    expect(await laneRow('initech').locator('td').nth(9).textContent()).toBe('50 / 1000 ms');
+    // Share of service: every start so far was in acme; globex's head job waits since set-up.
+    await expect.poll(() => laneRow('acme').locator('td.share').textContent()).toBe('100.0%');
+    expect(await laneRow('globex').locator('td.share').textContent()).toBe('—');
+    expect(await laneRow('globex').locator('td.oldest').textContent()).toMatch(/^\d+s$/);
+    expect(await page.locator('#shareNote').textContent()).toMatch(/^share of the last 30 starts, over \d+s$/);
     await q.addBulk(Array.from({ length: 5 }, () => ({ name: 'invoice', data: {}, opts: { lane: 'acme' } })));
     await waitFor(async () => (await depthOf('acme')) === 8, 10_000, 'acme depth 8 after adding 5');
     // Sparklines span their cell from the first samples on, and an empty lane still draws its line.

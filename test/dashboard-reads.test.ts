@@ -9,6 +9,7 @@ import { FlowProducer, Queue, Worker } from '../src/index.js';
 import { Throughput } from '../src/dashboard/throughput.js';
 import { CHILDREN_SHOWN, HEALTH_LANES, jobFull, jobsPage, overviewHealth, schedulersPage, workersByQueue } from '../src/dashboard/reads.js';
 import { BULK_MAX, post, type ApiContext } from '../src/dashboard/api.js';
+import { SHARE_SAMPLE, laneShare } from '../src/dashboard/lane-share.js';
 import { usePrivateServer } from './private-server.js';
 import { waitFor } from './helpers.js';
 
@@ -98,6 +99,35 @@ describe('dashboard reads are bounded', () => {
     expect(detail.children[0]).toMatchObject({ status: 'pending', ref: { queue: 'kids', local: true } });
     const kid = await jobFull(new Queue('kids', { connection: server.admin }), detail.children[0].ref.id);
     expect(kid.parent).toEqual({ queue: 'fam', id: flow.job.id, local: true });
+  });
+
+  it('measures each lane\'s share of service from at most SHARE_SAMPLE recent starts', async () => {
+    const q = server.queue('fair');
+    await q.lanes.setWeight('heavy', 3);
+    await q.addBulk([
+      ...Array.from({ length: 1500 }, (_, i) => ({ name: 'j', data: { i }, opts: { lane: 'light' } })),
+      ...Array.from({ length: 1500 }, (_, i) => ({ name: 'j', data: { i }, opts: { lane: 'heavy' } })),
+    ]);
+    let done = 0;
+    const w = new Worker('fair', async () => void done++, { connection: server.url, concurrency: 1 });
+    await waitFor(() => done >= 1200, 30_000, '1,200 processed');
+    await w.close();
+    let share: Awaited<ReturnType<typeof laneShare>> | undefined;
+    const t0 = performance.now();
+    const calls = await counted(server.admin, async () => (share = await laneShare(server.admin, q.keys)));
+    const ms = performance.now() - t0;
+    const s = share!;
+    expect(s.started).toBeLessThanOrEqual(SHARE_SAMPLE);
+    expect(s.started).toBeGreaterThanOrEqual(1200);
+    expect(s.unknown).toBe(0);
+    // Weights 3 : 1 while both lanes hold work: three starts in four go to the heavy lane.
+    expect(s.lanes.map((l) => l.lane)).toEqual(['heavy', 'light']);
+    expect(s.lanes[0].share).toBeGreaterThan(0.7);
+    expect(s.lanes[0].share).toBeLessThan(0.8);
+    // Cost: the stream read backwards in pages of 1,000 and one HMGET per start counted.
+    expect(calls.xrevrange).toBeLessThanOrEqual(8);
+    expect(calls.hmget).toBe(s.started);
+    console.log(`laneShare: ${s.started} starts in ${calls.xrevrange} XREVRANGE + ${calls.hmget} HMGET, ${ms.toFixed(1)} ms`);
   });
 
   it('refuses actions and pages beyond their bounds, leaving Redis unchanged', async () => {

@@ -5,11 +5,11 @@
  */
 import type { Redis } from 'ioredis';
 import type { Queue } from '../queue/queue.js';
-import { clientName, jobKey, laneKey, parseJobKey, parseLogicalJobName, parseQualifiedName, queueKeys, type QueueKeys } from '../core/keys.js';
-import { JobField, MetaField } from '../core/fields.js';
+import { clientName, laneKey, parseJobKey, parseLogicalJobName, parseQualifiedName, queueKeys, type QueueKeys } from '../core/keys.js';
+import { MetaField } from '../core/fields.js';
 import { JOB_STATES, getJobCounts, listQueues, type JobCounts, type JobStateName } from '../ops/inspect.js';
 import { parseClientList } from '../queue/workers-list.js';
-import { parseLone } from '../ops/lane-ready.js';
+import { laneHeads } from './lane-share.js';
 import { jobDetail, jobsInState, row as jobRow, type JobRow } from '../operator/operations.js';
 import type { Target } from '../operator/target.js';
 import * as v from '../core/validate.js';
@@ -96,25 +96,9 @@ async function laneHealth(client: Redis, keys: QueueKeys): Promise<Pick<Health, 
     for (let i = 0; i < r.length; i += 2) if (r[i] + r[i + 1] > 0) pausedLanesWithWork++;
   }
   const lanes = await client.zrangebylex(keys.lanes, '-', '+', 'LIMIT', 0, HEALTH_LANES);
-  const p = client.pipeline();
-  for (const lane of lanes) {
-    p.zrange(laneKey(keys, lane), 0, 0);
-    p.hget(keys.lone, lane);
-  }
-  // A lane member is a 14-character order key followed by the job id (lane-ready.ts).
-  const heads: string[] = [];
-  const r = (await p.exec())!;
-  for (let i = 0; i < r.length; i += 2) {
-    const member = (r[i][1] as string[])[0] ?? parseLone(r[i + 1][1] as string | null)?.member;
-    if (member !== undefined) heads.push(member.slice(14));
-  }
   let oldestWaiting: number | null = null;
-  if (heads.length > 0) {
-    const tp = client.pipeline();
-    for (const id of heads) tp.hget(jobKey(keys, id), JobField.timestamp);
-    for (const [, ts] of (await tp.exec())!) {
-      if (ts !== null && (oldestWaiting === null || Number(ts) < oldestWaiting)) oldestWaiting = Number(ts);
-    }
+  for (const ts of (await laneHeads(client, keys, lanes)).values()) {
+    if (ts !== null && (oldestWaiting === null || ts < oldestWaiting)) oldestWaiting = ts;
   }
   return { pausedLanes, pausedLanesWithWork, oldestWaiting };
 }

@@ -4,17 +4,20 @@
  * lane panel (pause/resume, weight, limit, its jobs).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { QueueReply } from '../api.js';
+import type { FairnessReply, QueueReply } from '../api.js';
 import { qpath } from './requests.js';
 import { go } from './route.js';
-import { Button, Cut, useApp } from './ui.js';
+import { Button, Cut, age, useApp, usePoll } from './ui.js';
 
 type Lane = QueueReply['lanes'][number];
-type SortKey = 'name' | 'depth' | 'active' | 'weight' | 'limit' | 'paused' | 'rate';
+type SortKey = 'name' | 'depth' | 'active' | 'weight' | 'limit' | 'paused' | 'rate' | 'share' | 'oldest';
+type Fair = { share: Map<string, number>; oldest: Record<string, number | null> };
 /** Depth samples kept per lane (about 2 minutes at 1.5 s). */
 const HIST = 80;
 
-function sortValue(l: Lane, key: SortKey): string | number {
+function sortValue(l: Lane, key: SortKey, f: Fair): string | number {
+  if (key === 'share') return f.share.get(l.name) ?? 0;
+  if (key === 'oldest') return f.oldest[l.name] ?? Infinity;
   if (key === 'name') return l.name;
   if (key === 'limit') return l.limit === null ? Infinity : l.limit;
   if (key === 'paused') return l.paused ? 1 : 0;
@@ -77,11 +80,13 @@ export function Lanes({ queue, status }: { queue: string; status: QueueReply }) 
       hist.current.set(l.name, h);
     }
   }, [status]);
+  const { data: fr } = usePoll<FairnessReply>(qpath(queue, '/fairness'));
+  const fair: Fair = { share: new Map((fr?.share.lanes ?? []).map((l) => [l.lane, l.share])), oldest: fr?.oldest ?? {} };
   const lanes = status.lanes
     .filter((l) => l.name.toLowerCase().includes(search.toLowerCase()))
     .sort((a, b) => {
-      const x = sortValue(a, sort.key);
-      const y = sortValue(b, sort.key);
+      const x = sortValue(a, sort.key, fair);
+      const y = sortValue(b, sort.key, fair);
       return (x < y ? -1 : x > y ? 1 : 0) * sort.dir;
     });
   const lane = open === null ? undefined : status.lanes.find((l) => l.name === open);
@@ -94,12 +99,16 @@ export function Lanes({ queue, status }: { queue: string; status: QueueReply }) 
       <div class="filters">
         <input id="laneSearch" placeholder="find a lane" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
         <span id="laneNote" class="muted">{status.lanesTruncated ? `first ${status.lanes.length.toLocaleString('en-US')} lanes by name` : `${status.lanes.length} lanes`}</span>
+        {fr && <span id="shareNote" class="muted" title="share of service: each lane's part of the queue's most recent job starts (events stream)">
+          {fr.share.started === 0 ? 'share: no recent starts' : `share of the last ${fr.share.started.toLocaleString('en-US')} starts, over ${age(fr.share.to! - fr.share.from!)}` + (fr.share.unknown ? ` (${fr.share.unknown} of removed jobs)` : '')}
+        </span>}
       </div>
       {lane && <LanePanel key={lane.name} queue={queue} lane={lane} onClose={() => setOpen(null)} />}
       <div class="scroll">
         <table id="lanes" class="grid sortable">
           <thead><tr>
             {th('name', 'Lane')}{th('depth', 'Depth')}<th>Depth, last 2 min</th>{th('active', 'Active')}
+            {th('share', 'Share')}{th('oldest', 'Oldest')}
             {th('weight', 'Weight')}{th('limit', 'Limit')}{th('paused', 'Paused')}{th('rate', 'Rate limit')}
           </tr></thead>
           <tbody>
@@ -108,7 +117,10 @@ export function Lanes({ queue, status }: { queue: string; status: QueueReply }) 
                 <Cut text={l.name} cls="name" />
                 <td class="num">{l.depth}</td>
                 <td><Spark values={hist.current.get(l.name) ?? [l.depth]} /></td>
-                <td class="num">{l.active}</td><td class="num">{l.weight}</td>
+                <td class="num">{l.active}</td>
+                <td class="num share">{fair.share.has(l.name) ? (fair.share.get(l.name)! * 100).toFixed(1) + '%' : '—'}</td>
+                <td class="num oldest">{fair.oldest[l.name] ? age(Date.now() - fair.oldest[l.name]!) : '—'}</td>
+                <td class="num">{l.weight}</td>
                 <td class="num">{l.limit === null ? '—' : l.limit}</td>
                 <td>{l.paused ? (l.depth > 0 ? `yes, holding ${l.depth}` : 'yes') : ''}</td>
                 <td>{l.rate ? `${l.rate.max} / ${l.rate.duration} ms` : '—'}</td>
