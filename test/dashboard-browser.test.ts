@@ -147,6 +147,13 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     expect((await laneRow('initech').locator('svg.spark polyline').boundingBox())!.width).toBeGreaterThan(100);
     await page.locator('#lanes th[data-key="depth"]').click();
     expect(await page.locator('#lanes tbody tr td:first-child').first().textContent()).toMatch(/^(acme|globex)$/);
+    // Lane search by prefix, in the URL.
+    await page.fill('#laneSearch', 'glo');
+    await page.locator('#laneSearchGo').click();
+    await expect.poll(() => page.locator('#lanes tbody tr td:first-child').allTextContents()).toEqual(['globex']);
+    expect(new URL(page.url()).searchParams.get('find')).toBe('glo');
+    await page.goBack();
+    await expect.poll(() => page.locator('#lanes tbody tr').count()).toBe(5);
     // A cut-off lane name keeps its full text on hover.
     const long = laneRow(LONG_LANE).locator('td').first();
     expect(await long.getAttribute('title')).toBe(LONG_LANE);

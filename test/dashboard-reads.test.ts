@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { FlowProducer, Queue, Worker } from '../src/index.js';
 import { Throughput } from '../src/dashboard/throughput.js';
-import { CHILDREN_SHOWN, HEALTH_LANES, jobFull, jobsPage, overviewHealth, schedulersPage, workersByQueue } from '../src/dashboard/reads.js';
+import { CHILDREN_SHOWN, HEALTH_LANES, jobFull, jobsPage, lanesPage, overviewHealth, schedulersPage, workersByQueue } from '../src/dashboard/reads.js';
 import { BULK_MAX, post, type ApiContext } from '../src/dashboard/api.js';
 import { SHARE_SAMPLE, laneShare } from '../src/dashboard/lane-share.js';
 import { usePrivateServer } from './private-server.js';
@@ -47,6 +47,19 @@ describe('dashboard reads are bounded', () => {
     expect(calls.sscan).toBe(1);
     expect(calls['client|list'] ?? calls.client).toBe(1);
     await tp.stop();
+
+    // The lanes view pages by name and searches by prefix: one ZRANGEBYLEX a page.
+    let page: Awaited<ReturnType<typeof lanesPage>> | undefined;
+    const c2 = await counted(server.admin, async () => (page = await lanesPage(q, { limit: 200 })));
+    expect([page!.lanes.length, page!.lanes[0].name, page!.next]).toEqual([200, 'l0000', 'l0199']);
+    expect(c2.zrangebylex).toBe(1);
+    expect(c2.zcard).toBe(200);
+    const next = await lanesPage(q, { limit: 200, after: page!.next! });
+    expect(next.lanes[0].name).toBe('l0200');
+    const found = await lanesPage(q, { prefix: 'l14', limit: 1000 });
+    expect([found.lanes.length, found.lanes[0].name, found.lanes[99].name, found.next]).toEqual([100, 'l1400', 'l1499', null]);
+    expect((await lanesPage(q, { prefix: 'l14', after: 'l1449' })).lanes[0].name).toBe('l1450');
+    await expect(lanesPage(q, { limit: 1001 })).rejects.toThrow('limit must be an integer 1…1000, got 1001');
   });
 
   it('serves the workers of every queue from one CLIENT LIST', async () => {

@@ -11,6 +11,7 @@
  *   GET  api/queues/:q/jobs?state&lane&cursor&limit&id   a page of jobs (no data), or one by id
  *   GET  api/queues/:q/jobs/:id                          one job: data, options, logs, parent, children
  *   GET  api/queues/:q/workers                           the queue's workers (CLIENT LIST)
+ *   GET  api/queues/:q/lanes?after&prefix&limit          a page of lanes by name (≤ 1,000)
  *   GET  api/queues/:q/fairness                          lanes' share of recent starts, head job ages (1,000 lanes)
  *   GET  api/queues/:q/schedulers?offset&limit           job schedulers by next run
  *   POST api/queues/:q/pause | resume | retry-failed | promote-all | drain | clean | obliterate
@@ -24,7 +25,7 @@ import type { Target } from '../operator/target.js';
 import * as ops from '../operator/operations.js';
 import * as v from '../core/validate.js';
 import type { Throughput } from './throughput.js';
-import { findById, jobFull, jobsPage, overviewHealth, schedulersPage, workersByQueue } from './reads.js';
+import { findById, jobFull, jobsPage, lanesPage, overviewHealth, schedulersPage, workersByQueue } from './reads.js';
 import { laneHeads, laneShare } from './lane-share.js';
 
 export class HttpError extends Error {
@@ -54,6 +55,7 @@ export type QueueReply = Awaited<ReturnType<typeof ops.queueStatus>>;
 export type JobsReply = Awaited<ReturnType<typeof jobsPage>>;
 export type WorkersReply = { workers: Awaited<ReturnType<typeof workersByQueue>> extends Map<string, infer W> ? W : never };
 export type SchedulersReply = Awaited<ReturnType<typeof schedulersPage>>;
+export type LanesReply = Awaited<ReturnType<typeof lanesPage>>;
 export type FairnessReply = { share: Awaited<ReturnType<typeof laneShare>>; oldest: Record<string, number | null> };
 export type { Series as ThroughputReply } from './throughput.js';
 /** One job: Job.toJSON() (typed loosely there) plus what jobFull adds; these are the fields the page shows. */
@@ -110,6 +112,8 @@ export async function get(ctx: ApiContext, seg: string[], query: URLSearchParams
         return ctx.throughput.series(q.name);
       case 'workers':
         return { workers: (await workersByQueue(t.client, t.prefix, [q.name])).get(q.name)! } satisfies WorkersReply;
+      case 'lanes':
+        return lanesPage(q, { after: query.get('after') ?? undefined, prefix: query.get('prefix') ?? undefined, limit: qnum(query.get('limit')) });
       case 'fairness': {
         const names = await t.client.zrangebylex(q.keys.lanes, '-', '+', 'LIMIT', 0, 1000);
         const [share, heads] = await Promise.all([laneShare(t.client, q.keys), laneHeads(t.client, q.keys, names)]);

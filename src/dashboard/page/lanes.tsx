@@ -4,16 +4,18 @@
  * lane panel (pause/resume, weight, limit, its jobs).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { FairnessReply, QueueReply } from '../api.js';
+import type { FairnessReply, LanesReply } from '../api.js';
 import { qpath } from './requests.js';
-import { go } from './route.js';
+import { go, type Route } from './route.js';
 import { Button, Cut, age, useApp, usePoll } from './ui.js';
 
-type Lane = QueueReply['lanes'][number];
+type Lane = LanesReply['lanes'][number];
 type SortKey = 'name' | 'depth' | 'active' | 'weight' | 'limit' | 'paused' | 'rate' | 'share' | 'oldest';
 type Fair = { share: Map<string, number>; oldest: Record<string, number | null> };
 /** Depth samples kept per lane (about 2 minutes at 1.5 s). */
 const HIST = 80;
+/** Lanes per page. */
+const PAGE = 200;
 
 function sortValue(l: Lane, key: SortKey, f: Fair): string | number {
   if (key === 'share') return f.share.get(l.name) ?? 0;
@@ -62,16 +64,22 @@ function LanePanel({ queue, lane, onClose }: { queue: string; lane: Lane; onClos
   );
 }
 
-export function Lanes({ queue, status }: { queue: string; status: QueueReply }) {
+export function Lanes({ queue, route }: { queue: string; route: Route }) {
   const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: 'name', dir: 1 });
   const [open, setOpen] = useState<string | null>(null);
-  const [search, setSearch] = useState('');
+  const [search, setSearch] = useState(route.find);
+  const back = useRef<string[]>([]);
+  useEffect(() => setSearch(route.find), [route.find]);
+  const qs = new URLSearchParams({ limit: String(PAGE) });
+  if (route.find) qs.set('prefix', route.find);
+  if (route.after) qs.set('after', route.after);
+  const { data: status } = usePoll<LanesReply>(qpath(queue, '/lanes?' + qs));
   if (!HISTORY.has(queue)) HISTORY.set(queue, new Map());
   const hist = { current: HISTORY.get(queue)! };
-  const seen = useRef<QueueReply | null>(null);
+  const seen = useRef<LanesReply | null>(null);
   // One depth sample per poll reply.
   useEffect(() => {
-    if (seen.current === status) return;
+    if (!status || seen.current === status) return;
     seen.current = status;
     for (const l of status.lanes) {
       const h = hist.current.get(l.name) ?? [];
@@ -82,8 +90,9 @@ export function Lanes({ queue, status }: { queue: string; status: QueueReply }) 
   }, [status]);
   const { data: fr } = usePoll<FairnessReply>(qpath(queue, '/fairness'));
   const fair: Fair = { share: new Map((fr?.share.lanes ?? []).map((l) => [l.lane, l.share])), oldest: fr?.oldest ?? {} };
+  if (!status) return null;
   const lanes = status.lanes
-    .filter((l) => l.name.toLowerCase().includes(search.toLowerCase()))
+    .slice()
     .sort((a, b) => {
       const x = sortValue(a, sort.key, fair);
       const y = sortValue(b, sort.key, fair);
@@ -97,8 +106,13 @@ export function Lanes({ queue, status }: { queue: string; status: QueueReply }) 
   return (
     <div id="lanesBox">
       <div class="filters">
-        <input id="laneSearch" placeholder="find a lane" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
-        <span id="laneNote" class="muted">{status.lanesTruncated ? `first ${status.lanes.length.toLocaleString('en-US')} lanes by name` : `${status.lanes.length} lanes`}</span>
+        <form onSubmit={(e) => { e.preventDefault(); back.current = []; go({ find: search.trim(), after: '' }); }}>
+          <input id="laneSearch" placeholder="lanes starting with…" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
+          <button type="submit" id="laneSearchGo">Find</button>
+        </form>
+        <button id="lanePrev" disabled={!route.after} onClick={() => go({ after: back.current.pop() ?? '' })}>‹ Prev</button>
+        <button id="laneNext" disabled={!status.next} onClick={() => { back.current.push(route.after); go({ after: status.next! }); }}>Next ›</button>
+        <span id="laneNote" class="muted">{status.lanes.length ? `${status.lanes.length} lanes by name` + (route.after ? ` after “${route.after}”` : '') + (status.next ? ', more on the next page (sorting is within the page)' : '') : 'no lanes'}</span>
         {fr && <span id="shareNote" class="muted" title="share of service: each lane's part of the queue's most recent job starts (events stream)">
           {fr.share.started === 0 ? 'share: no recent starts' : `share of the last ${fr.share.started.toLocaleString('en-US')} starts, over ${age(fr.share.to! - fr.share.from!)}` + (fr.share.unknown ? ` (${fr.share.unknown} of removed jobs)` : '')}
         </span>}

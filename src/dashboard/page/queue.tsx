@@ -87,7 +87,7 @@ export function QueueView({ route }: { route: Route }) {
         ))}
       </nav>
       {route.tab === 'jobs' && <Jobs route={route} />}
-      {route.tab === 'lanes' && status && <Lanes queue={queue} status={status} />}
+      {route.tab === 'lanes' && <Lanes queue={queue} route={route} />}
       {route.tab === 'workers' && <Workers queue={queue} />}
       {route.tab === 'schedulers' && <Schedulers queue={queue} />}
     </section>

@@ -21,9 +21,12 @@ export interface Route {
   /** The job whose panel is open, and its queue (a child may live in another queue). */
   job: string | null;
   jobQueue: string | null;
+  /** Lanes tab: names starting with `find`, the page after the name `after`. */
+  find: string;
+  after: string;
 }
 
-const KEYS: Array<keyof Route> = ['queue', 'tab', 'state', 'lane', 'id', 'cursor', 'job', 'jobQueue'];
+const KEYS: Array<keyof Route> = ['queue', 'tab', 'state', 'lane', 'id', 'cursor', 'job', 'jobQueue', 'find', 'after'];
 
 export function parseRoute(search: string): Route {
   const p = new URLSearchParams(search);
@@ -37,6 +40,8 @@ export function parseRoute(search: string): Route {
     cursor: p.get('cursor') || '',
     job: p.get('job') || null,
     jobQueue: p.get('jobQueue') || null,
+    find: p.get('find') || '',
+    after: p.get('after') || '',
   };
 }
 
