@@ -67,6 +67,8 @@ describe('dashboard HTTP', () => {
     const st = await (await fetch(api(ro, ''))).json();
     expect(st.lanes.map((l: { name: string; depth: number }) => [l.name, l.depth])).toEqual([['acme', 2], ['lane/with?odd#chars', 1]]);
 
+    const summary = await (await fetch(api(ro, '?lanes=0'))).json();
+    expect(Object.keys(summary).sort()).toEqual(['counts', 'name', 'paused']); // the queue view's poll reads no lanes
     const jobs = await (await fetch(`${api(ro, '/jobs')}?state=waiting&lane=${encodeURIComponent('lane/with?odd#chars')}`)).json();
     expect(jobs.jobs.map((j: { name: string }) => j.name)).toEqual(['c']);
     const detail = await (await fetch(api(ro, `/jobs/${jobs.jobs[0].id}`))).json();

@@ -7,6 +7,7 @@
  *   GET  api/config                                      { readOnly, tokenRequired, prefix }
  *   GET  api/queues?window=s                             every queue: counts, workers, health
  *   GET  api/queues/:q                                   counts, paused, lanes (first 1,000 by name)
+ *   GET  api/queues/:q?lanes=0                           counts and paused only
  *   GET  api/queues/:q/throughput                        completed/failed per second, last hour
  *   GET  api/queues/:q/jobs?state&lane&cursor&limit&id   a page of jobs (no data), or one by id
  *   GET  api/queues/:q/jobs/:id                          one job: data, options, logs, parent, children
@@ -25,7 +26,7 @@ import type { Target } from '../operator/target.js';
 import * as ops from '../operator/operations.js';
 import * as v from '../core/validate.js';
 import type { Throughput } from './throughput.js';
-import { findById, jobFull, jobsPage, lanesPage, overviewHealth, schedulersPage, workersByQueue } from './reads.js';
+import { findById, jobFull, jobsPage, lanesPage, overviewHealth, queueSummary, schedulersPage, workersByQueue } from './reads.js';
 import { laneHeads, laneShare } from './lane-share.js';
 
 export class HttpError extends Error {
@@ -52,6 +53,7 @@ export interface ConfigReply {
 }
 export type OverviewReply = Awaited<ReturnType<typeof overviewHealth>>;
 export type QueueReply = Awaited<ReturnType<typeof ops.queueStatus>>;
+export type SummaryReply = Awaited<ReturnType<typeof queueSummary>>;
 export type JobsReply = Awaited<ReturnType<typeof jobsPage>>;
 export type WorkersReply = { workers: Awaited<ReturnType<typeof workersByQueue>> extends Map<string, infer W> ? W : never };
 export type SchedulersReply = Awaited<ReturnType<typeof schedulersPage>>;
@@ -105,7 +107,7 @@ export async function get(ctx: ApiContext, seg: string[], query: URLSearchParams
     return overviewHealth(t, ctx.throughput, w === undefined ? 300 : v.integerIn('window', w, 60, 3600));
   }
   const q = await ops.openQueue(t, seg[1]);
-  if (seg.length === 2) return ops.queueStatus(q);
+  if (seg.length === 2) return query.get('lanes') === '0' ? queueSummary(q) : ops.queueStatus(q);
   if (seg.length === 3) {
     switch (seg[2]) {
       case 'throughput':

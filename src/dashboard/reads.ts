@@ -260,3 +260,9 @@ export async function lanesPage(q: Queue, query: { after?: string; prefix?: stri
   const page = names.slice(0, limit);
   return { lanes: await laneInfos(q.client, q.keys, page), next: names.length > limit ? page[page.length - 1] : null };
 }
+
+/** A queue's counts and paused flag without its lanes (the queue view polls this; lanes page apart). */
+export async function queueSummary(q: Queue): Promise<{ name: string; paused: boolean; counts: JobCounts }> {
+  const [counts, paused] = await Promise.all([getJobCounts(q.client, q.keys) as Promise<JobCounts>, q.isPaused()]);
+  return { name: q.name, paused, counts };
+}

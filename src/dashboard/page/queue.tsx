@@ -5,7 +5,7 @@
  * the throughput chart, and the tabs: jobs, lanes, workers, job schedulers.
  */
 import { useState } from 'preact/hooks';
-import type { QueueReply, ThroughputReply } from '../api.js';
+import type { SummaryReply, ThroughputReply } from '../api.js';
 import { qpath } from './requests.js';
 import { go, type Route, type Tab, TABS } from './route.js';
 import { Button, useApp, usePoll } from './ui.js';
@@ -58,7 +58,7 @@ function QueueActions({ queue, paused }: { queue: string; paused: boolean }) {
 
 export function QueueView({ route }: { route: Route }) {
   const queue = route.queue!;
-  const { data: status, error } = usePoll<QueueReply>(qpath(queue));
+  const { data: status, error } = usePoll<SummaryReply>(qpath(queue, '?lanes=0'));
   const { data: tp } = usePoll<ThroughputReply>(qpath(queue, '/throughput'));
   return (
     <section id="queueBox">
