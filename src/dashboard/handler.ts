@@ -19,7 +19,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { DEFAULT_PREFIX } from '../core/keys.js';
 import * as v from '../core/validate.js';
 import { EchoError, JobNotFoundError } from '../core/errors.js';
@@ -31,8 +31,12 @@ import { PAGE_HTML, PAGE_CSS } from './page.js';
 import { pageScript } from './bundle.js';
 
 export interface DashboardHandlerOptions {
-  /** An ioredis client (left open by close()), a redis:// URL or ioredis options (closed by close()). */
-  connection: Redis | string | RedisOptions;
+  /**
+   * An ioredis client or Cluster (left open by close()), or a redis:// URL or ioredis options
+   * (a client made and closed by the handler). A URL or options naming any node of a Redis
+   * Cluster make a Cluster client, so every master's queues are listed.
+   */
+  connection: Redis | Cluster | string | RedisOptions;
   prefix?: string;
   /** Where the dashboard is mounted, e.g. `/admin/queues`. Default `/`. */
   basePath?: string;
@@ -76,7 +80,7 @@ function normalizeBase(p: unknown): string {
   return s.replace(/\/+$/, '');
 }
 
-function isRedis(c: unknown): c is Redis {
+function isRedis(c: unknown): c is Redis | Cluster {
   return typeof c === 'object' && c !== null && typeof (c as Redis).hget === 'function' && typeof (c as Redis).pipeline === 'function';
 }
 
@@ -110,13 +114,44 @@ export function createDashboardHandler(opts: DashboardHandlerOptions): Dashboard
   // A dashboard keeps polling through an outage: commands fail fast (one retry) and the
   // client reconnects in the background, so the page recovers by itself.
   const persistent: RedisOptions = { maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(n * 200, 2000) };
-  const client = isRedis(c) ? c : typeof c === 'string' ? new Redis(c, persistent) : new Redis({ ...persistent, ...(c as RedisOptions) });
-  if (owned) client.on('error', () => undefined); // reported per request as "cannot reach Redis"
-  const where = `${client.options.host ?? '127.0.0.1'}:${client.options.port ?? 6379}`;
-  const throughput = new Throughput(client, prefix);
-  const ctx: ApiContext = { target: { client, prefix, where }, throughput, readOnly, tokenRequired: tokenDigest !== undefined };
-  const metrics = metricsFor(client, { prefix });
-  let started = false;
+  const given = isRedis(c) ? c : typeof c === 'string' ? new Redis(c, persistent) : new Redis({ ...persistent, ...(c as RedisOptions) });
+  if (owned) given.on('error', () => undefined); // reported per request as "cannot reach Redis"
+  const seed = given instanceof Cluster ? (given as unknown as { startupNodes: Array<{ host?: string; port?: number }> }).startupNodes[0] : given.options;
+  const where = `${seed?.host ?? '127.0.0.1'}:${seed?.port ?? 6379}`;
+  let client: Redis = given as Redis;
+  let throughput!: Throughput;
+  let ctx!: ApiContext;
+  let metrics!: ReturnType<typeof metricsFor>;
+  let ready: Promise<void> | undefined;
+  /** On first use: a node of a Cluster given by URL or options becomes a Cluster client. */
+  const setup = (): Promise<void> =>
+    (ready ??= (async () => {
+      if (owned) {
+        const info = await given.info('cluster').catch(() => ''); // Redis down: stay with the plain client
+        if (/cluster_enabled:1/.test(info)) {
+          const o = (given as Redis).options;
+          given.disconnect();
+          const cl = new Cluster([{ host: o.host, port: o.port }], {
+            redisOptions: { ...persistent, username: o.username, password: o.password, tls: o.tls },
+            clusterRetryStrategy: (n) => Math.min(n * 200, 2000),
+          });
+          cl.on('error', () => undefined);
+          // Until the slots are known, nodes('master') lists only the seed: wait (bounded) for them.
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, 5000);
+            cl.once('ready', () => {
+              clearTimeout(t);
+              resolve();
+            });
+          });
+          client = cl as unknown as Redis;
+        }
+      }
+      throughput = new Throughput(client, prefix);
+      throughput.start();
+      ctx = { target: { client, prefix, where }, throughput, readOnly, tokenRequired: tokenDigest !== undefined };
+      metrics = metricsFor(client, { prefix });
+    })());
 
   function send(res: ServerResponse, status: number, type: string, body: string, head = false): void {
     res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
@@ -209,18 +244,17 @@ export function createDashboardHandler(opts: DashboardHandlerOptions): Dashboard
       if (next) return next();
       return sendJson(res, 404, { error: 'not found' });
     }
-    if (!started) {
-      started = true;
-      throughput.start();
-    }
-    route(req, res, base === '' && path === '/' ? '/' : path.slice(base.length), search).catch((err) => fail(res, err));
+    setup()
+      .then(() => route(req, res, base === '' && path === '/' ? '/' : path.slice(base.length), search))
+      .catch((err) => fail(res, err));
   }) as DashboardHandler;
   Object.defineProperties(handler, {
     basePath: { value: base === '' ? '/' : base },
     readOnly: { value: readOnly },
     close: {
       value: async () => {
-        await throughput.stop();
+        await ready?.catch(() => undefined);
+        await throughput?.stop();
         if (owned) client.disconnect();
       },
     },

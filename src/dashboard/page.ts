@@ -49,6 +49,7 @@ a { color: var(--accent); }
 .grid tr.attn-bad td:first-child { box-shadow: inset 3px 0 var(--bad); } .grid tr.attn-warn td:first-child { box-shadow: inset 3px 0 var(--warn); }
 .grid tfoot td { font-weight: 600; border-bottom: none; }
 .grid .check { width: 28px; }
+.grid tr.shard td { color: var(--muted); font-size: 13px; } .grid tr.sharded { cursor: default; } .grid td.name .pill { margin-left: 6px; }
 td.state.failed { color: var(--bad); } td.state.active { color: var(--accent); } td.state.completed { color: var(--ok); }
 .sortable th[data-key] { cursor: pointer; user-select: none; }
 .sortable th.asc::after { content: " ▲"; } .sortable th.desc::after { content: " ▼"; }

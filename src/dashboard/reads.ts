@@ -35,7 +35,10 @@ export async function workersByQueue(client: Redis, prefix: string, queues: read
   const out = new Map<string, Worker[]>(queues.map((q) => [q, []]));
   let list: string;
   try {
-    list = (await client.client('LIST')) as string;
+    // A Cluster: every master's connections (a worker's connection is on the node it uses).
+    const cl = client as Redis & { nodes?: (role: string) => Redis[] };
+    const nodes: Redis[] = typeof cl.nodes === 'function' ? cl.nodes('master') : [client];
+    list = (await Promise.all(nodes.map((n) => n.client('LIST') as Promise<string>))).join('\n');
   } catch (err) {
     if (/unknown command|not allowed|NOPERM/i.test((err as Error).message)) return out; // managed Redis without CLIENT
     throw err;
@@ -75,6 +78,42 @@ export interface QueueHealth {
   counts: JobCounts;
   workers: number;
   health: Health;
+  /** A sharded queue (src/cluster/sharded.ts): one row, summed, with its shards (`<name>#i`) here. */
+  shards?: QueueHealth[];
+}
+
+/**
+ * Folds the shards `<name>#0…#n-1` of each sharded queue into one row named `<name>` (the
+ * shard count is in shard 0's meta hash); one HGET per `#0` name.
+ */
+async function foldShards(client: Redis, prefix: string, rows: QueueHealth[]): Promise<QueueHealth[]> {
+  const byName = new Map(rows.map((r) => [r.name, r]));
+  const firsts = rows.filter((r) => r.name.endsWith('#0'));
+  const counts = await Promise.all(firsts.map((r) => client.hget(queueKeys(r.name, prefix).meta, MetaField.shardCount)));
+  const folded = new Set<string>();
+  const out: QueueHealth[] = [];
+  firsts.forEach((first, i) => {
+    const n = Number(counts[i] ?? 0);
+    const base = first.name.slice(0, -2);
+    const shards = Array.from({ length: n }, (_, k) => byName.get(`${base}#${k}`)).filter((x): x is QueueHealth => x !== undefined);
+    if (n < 2 || shards.length === 0) return;
+    shards.forEach((x) => folded.add(x.name));
+    const sum = (f: (x: QueueHealth) => number) => shards.reduce((a, x) => a + f(x), 0);
+    const c = Object.fromEntries(Object.keys(first.counts).map((k) => [k, sum((x) => x.counts[k as keyof JobCounts])])) as JobCounts;
+    const completed = sum((x) => x.health.completed);
+    const failed = sum((x) => x.health.failed);
+    const oldest = shards.map((x) => x.health.oldestWaiting).filter((t): t is number => t !== null);
+    out.push({
+      name: base, paused: shards.some((x) => x.paused), counts: c, workers: Math.max(...shards.map((x) => x.workers)), shards,
+      health: {
+        noWorker: shards.some((x) => x.health.noWorker), pausedWithWork: shards.some((x) => x.health.pausedWithWork),
+        pausedLanes: sum((x) => x.health.pausedLanes), pausedLanesWithWork: sum((x) => x.health.pausedLanesWithWork),
+        oldestWaiting: oldest.length ? Math.min(...oldest) : null, completed, failed,
+        failureRate: completed + failed === 0 ? 0 : failed / (completed + failed),
+      },
+    });
+  });
+  return [...rows.filter((r) => !folded.has(r.name)), ...out].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /**
@@ -137,7 +176,7 @@ export async function overviewHealth(t: Target, tp: Throughput, windowSec: numbe
       },
     });
   }
-  return { queues, truncated: all.length > names.length, windowSec };
+  return { queues: await foldShards(t.client, t.prefix, queues), truncated: all.length > names.length, windowSec };
 }
 
 /** Schedulers by next run, `limit` (≤ 100) from `offset`, and how many there are. */

@@ -7,7 +7,7 @@
 import { useState } from 'preact/hooks';
 import type { OverviewReply } from '../api.js';
 import { go } from './route.js';
-import { Cut, Num, age, usePoll } from './ui.js';
+import { Num, age, usePoll } from './ui.js';
 
 type Q = OverviewReply['queues'][number];
 type Key = 'name' | 'workers' | 'ready' | 'active' | 'delayed' | 'failed' | 'completed' | 'rate' | 'oldest';
@@ -26,6 +26,26 @@ export function flags(q: Q): Array<{ text: string; level: 'bad' | 'warn' }> {
   if (h.pausedWithWork) out.push({ text: `paused with ${ready(q).toLocaleString('en-US')} ready`, level: 'warn' });
   if (h.pausedLanesWithWork > 0) out.push({ text: `${h.pausedLanesWithWork} paused lane${h.pausedLanesWithWork > 1 ? 's' : ''} holding work`, level: 'warn' });
   return out;
+}
+
+/** One queue; a sharded queue's row sums its shards, listed under it (each opens as a queue). */
+function QueueRow({ q, shard }: { q: Q; shard?: boolean }) {
+  const f = flags(q);
+  const open = () => go({ queue: q.name, tab: 'jobs', state: '', lane: '', id: '', cursor: '', job: null, jobQueue: null });
+  return (
+    <tr key={q.name} class={(f.length ? 'attn-' + f[0].level : '') + (shard ? ' shard' : '') + (q.shards ? ' sharded' : '')} onClick={q.shards ? undefined : open}>
+      <td class="cut name" title={q.name}>{shard ? '└ ' : ''}{q.name}{q.shards && <span class="pill ok">{q.shards.length} shards</span>}</td>
+      <td>{q.paused ? <span class="pill warn">paused</span> : 'running'}</td>
+      <Num n={q.workers} cls={q.health.noWorker ? 'bad-text' : ''} />
+      <Num n={ready(q)} /><Num n={q.counts.active} /><Num n={q.counts.delayed} />
+      <Num n={q.counts.failed} cls={q.counts.failed > 0 ? 'bad-text' : ''} /><Num n={q.counts.completed} />
+      <td class="num" title={`${q.health.failed} failed, ${q.health.completed} completed in the window`}>
+        {q.health.completed + q.health.failed === 0 ? '—' : (q.health.failureRate * 100).toFixed(1) + '%'}
+      </td>
+      <td class="num">{q.health.oldestWaiting === null ? '—' : age(Date.now() - q.health.oldestWaiting)}</td>
+      <td class="cut flags" title={f.map((x) => x.text).join('; ')}>{f.map((x) => <span class={'pill ' + x.level}>{x.text}</span>)}</td>
+    </tr>
+  );
 }
 
 const WINDOWS: Array<[number, string]> = [[300, '5 min'], [900, '15 min'], [3600, '1 hour']];
@@ -66,23 +86,7 @@ export function Overview() {
             {th('delayed', 'Delayed')}{th('failed', 'Failed')}{th('completed', 'Done')}{th('rate', 'Failing')}{th('oldest', 'Oldest waiting')}<th>Needs attention</th>
           </tr></thead>
           <tbody>
-            {rows.map((q) => {
-              const f = flags(q);
-              return (
-                <tr key={q.name} class={f.length ? 'attn-' + f[0].level : ''} onClick={() => go({ queue: q.name, tab: 'jobs', state: '', lane: '', id: '', cursor: '', job: null, jobQueue: null })}>
-                  <Cut text={q.name} cls="name" />
-                  <td>{q.paused ? <span class="pill warn">paused</span> : 'running'}</td>
-                  <Num n={q.workers} cls={q.health.noWorker ? 'bad-text' : ''} />
-                  <Num n={ready(q)} /><Num n={q.counts.active} /><Num n={q.counts.delayed} />
-                  <Num n={q.counts.failed} cls={q.counts.failed > 0 ? 'bad-text' : ''} /><Num n={q.counts.completed} />
-                  <td class="num" title={`${q.health.failed} failed, ${q.health.completed} completed in the window`}>
-                    {q.health.completed + q.health.failed === 0 ? '—' : (q.health.failureRate * 100).toFixed(1) + '%'}
-                  </td>
-                  <td class="num">{q.health.oldestWaiting === null ? '—' : age(Date.now() - q.health.oldestWaiting)}</td>
-                  <td class="cut flags" title={f.map((x) => x.text).join('; ')}>{f.map((x) => <span class={'pill ' + x.level}>{x.text}</span>)}</td>
-                </tr>
-              );
-            })}
+            {rows.flatMap((q) => [<QueueRow q={q} />, ...(q.shards ?? []).map((x) => <QueueRow q={x} shard />)])}
           </tbody>
           {rows.length > 1 && (
             <tfoot><tr>
