@@ -212,6 +212,14 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     expect(box.x + box.width).toBeLessThanOrEqual(vp.width);
     expect(box.width).toBeGreaterThan(300);
     expect(new URL(page.url()).searchParams.get('job')).toBe(lastId);
+    // By keyboard: Escape closes the panel; a row reached with Tab opens with Enter.
+    await page.keyboard.press('Escape');
+    await page.locator('#jobDetail').waitFor({ state: 'detached' });
+    const firstRow = page.locator('#jobs tbody tr').first();
+    await firstRow.focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#jobId', { hasText: (await firstRow.locator('td.id').textContent())! }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('jobDetail');
 
     // A failed job: its reason and stack trace; the URL opened afresh shows the same panel.
     const failed = (await q.getJobs(['failed'])).find((j) => j.failedReason === LONG_REASON)!;

@@ -6,6 +6,7 @@
  * value, the stack trace of each failed attempt, logs, parent and children, and the actions
  * that apply to the job's state.
  */
+import { useEffect, useRef } from 'preact/hooks';
 import type { JobReply } from '../api.js';
 import { qpath } from './requests.js';
 import { go } from './route.js';
@@ -25,6 +26,14 @@ export function JobPanel({ queue, id }: { queue: string; id: string }) {
   const { act } = useApp();
   const { data: j, error } = usePoll<JobReply>(qpath(queue, '/jobs/' + encodeURIComponent(id)));
   const close = () => go({ job: null, jobQueue: null });
+  const box = useRef<HTMLElement>(null);
+  // Focus moves into the panel when it opens (keyboard users land on it); Escape closes it.
+  useEffect(() => {
+    box.current?.focus();
+    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && close();
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [queue, id]);
   const path = (a: string) => qpath(queue, '/jobs/' + encodeURIComponent(id) + '/' + a);
   const fields: Array<[string, string | number]> = j ? [
     ['queue', j.queue], ['state', j.state], ['name', j.name], ['lane', j.lane], ['priority', j.priority],
@@ -36,7 +45,7 @@ export function JobPanel({ queue, id }: { queue: string; id: string }) {
   ] : [];
   const traces = j?.stacktrace ?? [];
   return (
-    <aside id="jobDetail" class="drawer" aria-label={'job ' + id}>
+    <aside id="jobDetail" class="drawer" aria-label={'job ' + id} tabIndex={-1} ref={box}>
       <div class="titlebar">
         <strong class="cut" title={id}>Job <span id="jobId">{id}</span></strong>
         {j && <>

@@ -9,7 +9,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { BulkReply, JobsReply } from '../api.js';
 import { qpath } from './requests.js';
 import { go, type Route } from './route.js';
-import { Button, Cut, ago, useApp, usePoll } from './ui.js';
+import { Button, Cut, ago, rowKeys, useApp, usePoll } from './ui.js';
 
 const STATES = ['all', 'waiting', 'prioritized', 'paused', 'waiting-children', 'active', 'delayed', 'failed', 'completed'];
 const LIMIT = 50;
@@ -91,7 +91,7 @@ export function Jobs({ route }: { route: Route }) {
           </tr></thead>
           <tbody>
             {jobs.map((j) => (
-              <tr key={j.id} class={route.job === j.id ? 'sel' : ''} onClick={() => go({ job: j.id, jobQueue: null })}>
+              <tr key={j.id} class={route.job === j.id ? 'sel' : ''} onClick={() => go({ job: j.id, jobQueue: null })} {...rowKeys(() => go({ job: j.id, jobQueue: null }))}>
                 <td class="check" onClick={(e) => e.stopPropagation()}><input type="checkbox" aria-label={'select ' + j.id} checked={selected.has(j.id)} onChange={() => toggle(j.id)} /></td>
                 <Cut text={j.id} cls="id" /><Cut text={j.name} cls="name" /><Cut text={j.lane} cls="name" />
                 <td class={'state ' + j.state}>{j.state}</td>

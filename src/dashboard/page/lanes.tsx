@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FairnessReply, LanesReply } from '../api.js';
 import { qpath } from './requests.js';
 import { go, type Route } from './route.js';
-import { Button, Cut, age, useApp, usePoll } from './ui.js';
+import { Button, Cut, age, rowKeys, useApp, usePoll } from './ui.js';
 
 type Lane = LanesReply['lanes'][number];
 type SortKey = 'name' | 'depth' | 'active' | 'weight' | 'limit' | 'paused' | 'rate' | 'share' | 'oldest';
@@ -127,7 +127,7 @@ export function Lanes({ queue, route }: { queue: string; route: Route }) {
           </tr></thead>
           <tbody>
             {lanes.map((l) => (
-              <tr key={l.name} class={(l.name === open ? 'sel ' : '') + (l.paused && l.depth > 0 ? 'attn-warn' : '')} onClick={() => setOpen(l.name)}>
+              <tr key={l.name} class={(l.name === open ? 'sel ' : '') + (l.paused && l.depth > 0 ? 'attn-warn' : '')} onClick={() => setOpen(l.name)} {...rowKeys(() => setOpen(l.name))}>
                 <Cut text={l.name} cls="name" />
                 <td class="num">{l.depth}</td>
                 <td><Spark values={hist.current.get(l.name) ?? [l.depth]} /></td>

@@ -7,7 +7,7 @@
 import { useState } from 'preact/hooks';
 import type { OverviewReply } from '../api.js';
 import { go } from './route.js';
-import { Num, age, usePoll } from './ui.js';
+import { Num, age, rowKeys, usePoll } from './ui.js';
 
 type Q = OverviewReply['queues'][number];
 type Key = 'name' | 'workers' | 'ready' | 'active' | 'delayed' | 'failed' | 'completed' | 'rate' | 'oldest';
@@ -33,7 +33,7 @@ function QueueRow({ q, shard }: { q: Q; shard?: boolean }) {
   const f = flags(q);
   const open = () => go({ queue: q.name, tab: 'jobs', state: '', lane: '', id: '', cursor: '', job: null, jobQueue: null });
   return (
-    <tr key={q.name} class={(f.length ? 'attn-' + f[0].level : '') + (shard ? ' shard' : '') + (q.shards ? ' sharded' : '')} onClick={q.shards ? undefined : open}>
+    <tr key={q.name} class={(f.length ? 'attn-' + f[0].level : '') + (shard ? ' shard' : '') + (q.shards ? ' sharded' : '')} onClick={q.shards ? undefined : open} {...(q.shards ? {} : rowKeys(open))}>
       <td class="cut name" title={q.name}>{shard ? '└ ' : ''}{q.name}{q.shards && <span class="pill ok">{q.shards.length} shards</span>}</td>
       <td>{q.paused ? <span class="pill warn">paused</span> : 'running'}</td>
       <Num n={q.workers} cls={q.health.noWorker ? 'bad-text' : ''} />

@@ -99,3 +99,15 @@ export function Button(props: { onClick: () => void; children: ComponentChildren
 }
 
 export { postJson };
+
+/** Props that make a clickable table row reachable by keyboard: Tab to it, Enter or Space opens it. */
+export function rowKeys(open: () => void) {
+  return {
+    tabIndex: 0,
+    onKeyDown: (e: KeyboardEvent) => {
+      if (e.target !== e.currentTarget || (e.key !== 'Enter' && e.key !== ' ')) return;
+      e.preventDefault();
+      open();
+    },
+  };
+}
