@@ -277,6 +277,19 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     await page.locator('#jobSearchGo').click();
     await expect.poll(() => page.locator('#jobs td.id').allTextContents()).toEqual([sooner.id]);
     expect(new URL(page.url()).searchParams.get('id')).toBe(sooner.id);
+    await page.locator('#jobs').hover(); // the list holds still for the search too
+    await page.mouse.move(5, 5);
+    await page.fill('#jobSearch', '');
+    await page.locator('#jobSearchGo').click();
+    await page.selectOption('#jobState', 'all');
+    await page.fill('#jobNameSearch', 'invoice');
+    await page.locator('#jobNameGo').click();
+    await page.locator('#jobPage', { hasText: 'scan complete' }).waitFor();
+    const names = await page.locator('#jobs td.name:nth-child(3)').allTextContents();
+    expect(names.length).toBe((await q.getJobs(['waiting', 'delayed', 'failed', 'completed', 'active', 'prioritized'])).filter((j) => j.name.includes('invoice')).length);
+    expect(new Set(names)).toEqual(new Set(['invoice']));
+    expect(new URL(page.url()).searchParams.get('name')).toBe('invoice');
+    await page.locator('#jobNameClear').click();
     await page.fill('#jobSearch', 'no-such-job');
     await page.locator('#jobSearchGo').click();
     await page.locator('#jobPage', { hasText: 'no job "no-such-job"' }).waitFor();

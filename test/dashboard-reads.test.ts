@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { FlowProducer, Queue, Worker } from '../src/index.js';
 import { Throughput } from '../src/dashboard/throughput.js';
-import { CHILDREN_SHOWN, HEALTH_LANES, jobFull, jobsPage, lanesPage, overviewHealth, schedulersPage, workersByQueue } from '../src/dashboard/reads.js';
+import { CHILDREN_SHOWN, HEALTH_LANES, NAME_SCAN, jobFull, jobsPage, lanesPage, overviewHealth, searchByName, schedulersPage, workersByQueue } from '../src/dashboard/reads.js';
 import { BULK_MAX, post, type ApiContext } from '../src/dashboard/api.js';
 import { SHARE_SAMPLE, laneShare } from '../src/dashboard/lane-share.js';
 import { usePrivateServer } from './private-server.js';
@@ -100,6 +100,21 @@ describe('dashboard reads are bounded', () => {
     expect(new Set([...first.jobs, ...second.jobs].map((j) => j.id)).size).toBe(100);
     await expect(jobsPage(q, { limit: 201 })).rejects.toThrow('limit must be an integer 1…200, got 201');
     await expect(jobsPage(q, { cursor: 'x' })).rejects.toThrow(/cursor must be "<state index>:<offset>"/);
+  });
+
+  it('searches names as a resumable scan of at most NAME_SCAN jobs a call', async () => {
+    const q = server.queue('names');
+    await q.addBulk(Array.from({ length: 2500 }, (_, i) => ({ name: `job-${i}`, data: {} })));
+    let r: Awaited<ReturnType<typeof searchByName>> | undefined;
+    const calls = await counted(server.admin, async () => (r = await searchByName(q, { name: '-2499' })));
+    expect([r!.jobs, r!.scanned, r!.next]).toEqual([[], NAME_SCAN, `1:${NAME_SCAN}`]); // waiting is state 1 of "all"
+    expect(calls.hget).toBeLessThanOrEqual(NAME_SCAN + 10); // one name per job examined, and the queue's flags
+    const rest = await searchByName(q, { name: '-2499', cursor: r!.next! });
+    expect([rest.jobs.map((j) => [j.name, j.state]), rest.scanned, rest.next]).toEqual([[['job-2499', 'waiting']], 500, null]);
+    // Stops at `limit` matches, with the cursor just after the last one.
+    const some = await searchByName(q, { name: 'job-1', state: 'waiting', limit: 3 });
+    expect([some.jobs.map((j) => j.name), some.next]).toEqual([['job-1', 'job-10', 'job-11'], '0:12']);
+    expect((await searchByName(q, { name: 'job-1', state: 'waiting', limit: 1, cursor: some.next! })).jobs[0].name).toBe('job-12');
   });
 
   it('shows a job with at most CHILDREN_SHOWN children of each kind, with the totals', async () => {

@@ -10,6 +10,7 @@
  *   GET  api/queues/:q?lanes=0                           counts and paused only
  *   GET  api/queues/:q/throughput                        completed/failed per second, last hour
  *   GET  api/queues/:q/jobs?state&lane&cursor&limit&id   a page of jobs (no data), or one by id
+ *   GET  api/queues/:q/jobs?name&state&cursor&limit     jobs whose name contains `name`: a resumable scan
  *   GET  api/queues/:q/jobs/:id                          one job: data, options, logs, parent, children
  *   GET  api/queues/:q/workers                           the queue's workers (CLIENT LIST)
  *   GET  api/queues/:q/lanes?after&prefix&limit          a page of lanes by name (≤ 1,000)
@@ -26,7 +27,7 @@ import type { Target } from '../operator/target.js';
 import * as ops from '../operator/operations.js';
 import * as v from '../core/validate.js';
 import type { Throughput } from './throughput.js';
-import { findById, jobFull, jobsPage, lanesPage, overviewHealth, queueSummary, schedulersPage, workersByQueue } from './reads.js';
+import { findById, jobFull, jobsPage, lanesPage, overviewHealth, queueSummary, searchByName, schedulersPage, workersByQueue } from './reads.js';
 import { laneHeads, laneShare } from './lane-share.js';
 
 export class HttpError extends Error {
@@ -54,7 +55,7 @@ export interface ConfigReply {
 export type OverviewReply = Awaited<ReturnType<typeof overviewHealth>>;
 export type QueueReply = Awaited<ReturnType<typeof ops.queueStatus>>;
 export type SummaryReply = Awaited<ReturnType<typeof queueSummary>>;
-export type JobsReply = Awaited<ReturnType<typeof jobsPage>>;
+export type JobsReply = Awaited<ReturnType<typeof jobsPage>> & { scanned?: number };
 export type WorkersReply = { workers: Awaited<ReturnType<typeof workersByQueue>> extends Map<string, infer W> ? W : never };
 export type SchedulersReply = Awaited<ReturnType<typeof schedulersPage>>;
 export type LanesReply = Awaited<ReturnType<typeof lanesPage>>;
@@ -126,6 +127,10 @@ export async function get(ctx: ApiContext, seg: string[], query: URLSearchParams
       case 'jobs': {
         const id = query.get('id');
         if (id !== null && id !== '') return findById(q, id);
+        const name = query.get('name');
+        if (name !== null && name !== '') {
+          return searchByName(q, { name, state: query.get('state') ?? undefined, cursor: query.get('cursor') ?? undefined, limit: qnum(query.get('limit')) });
+        }
         return jobsPage(q, {
           state: query.get('state') ?? undefined,
           lane: query.get('lane') ?? undefined,

@@ -5,9 +5,11 @@
  */
 import type { Redis } from 'ioredis';
 import type { Queue } from '../queue/queue.js';
-import { clientName, laneKey, parseJobKey, parseLogicalJobName, parseQualifiedName, queueKeys, type QueueKeys } from '../core/keys.js';
-import { MetaField } from '../core/fields.js';
-import { JOB_STATES, getJobCounts, laneInfos, listQueues, type JobCounts, type JobStateName, type LaneInfo } from '../ops/inspect.js';
+import { clientName, jobKey, laneKey, parseJobKey, parseLogicalJobName, parseQualifiedName, queueKeys, type QueueKeys } from '../core/keys.js';
+import { JobField, MetaField } from '../core/fields.js';
+import { JOB_STATES, getJobCounts, laneInfos, listQueues, rangeIds, type JobCounts, type JobStateName, type LaneInfo, type ListKind } from '../ops/inspect.js';
+import { loadJobs } from '../job/load-jobs.js';
+import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { parseClientList } from '../queue/workers-list.js';
 import { laneHeads } from './lane-share.js';
 import { jobDetail, jobsInState, row as jobRow, type JobRow } from '../operator/operations.js';
@@ -304,4 +306,65 @@ export async function lanesPage(q: Queue, query: { after?: string; prefix?: stri
 export async function queueSummary(q: Queue): Promise<{ name: string; paused: boolean; counts: JobCounts }> {
   const [counts, paused] = await Promise.all([getJobCounts(q.client, q.keys) as Promise<JobCounts>, q.isPaused()]);
   return { name: q.name, paused, counts };
+}
+
+/** Most jobs one name search examines before it answers with where to go on. */
+export const NAME_SCAN = 2000;
+const KIND: Record<JobStateName, ListKind> = {
+  waiting: 'ready', paused: 'ready', prioritized: 'readyP', active: 'active', delayed: 'delayed',
+  completed: 'completed', failed: 'failed', 'waiting-children': 'wchildren',
+};
+
+/**
+ * Jobs whose name contains `name`, in one state or all, as a bounded, resumable scan: each call
+ * examines at most NAME_SCAN jobs (ids in pages of 500, one HGET of the name each) and returns
+ * the matches found (≤ limit) with the cursor to go on from, in the jobsPage cursor form.
+ */
+export async function searchByName(q: Queue, query: { name: string; state?: string; cursor?: string; limit?: number }) {
+  const name = v.nonEmptyString('name', query.name);
+  const limit = query.limit === undefined ? 50 : v.integerIn('limit', query.limit, 1, 200);
+  const all = query.state === undefined || query.state === '' || query.state === 'all';
+  if (!all && !(JOB_STATES as readonly string[]).includes(query.state!)) v.fail('state', `all or one of ${JOB_STATES.join(', ')}`, query.state);
+  const states = all ? ALL_ORDER : [query.state as JobStateName];
+  let si = 0;
+  let offset = 0;
+  if (query.cursor !== undefined && query.cursor !== '') {
+    const m = /^(\d+):(\d+)$/.exec(query.cursor);
+    if (!m || Number(m[1]) >= states.length) v.fail('cursor', '"<state index>:<offset>" from a previous page', query.cursor);
+    si = Number(m[1]);
+    offset = Number(m[2]);
+  }
+  const paused = await q.isPaused();
+  const found: Array<{ id: string; state: JobStateName }> = [];
+  let scanned = 0;
+  while (si < states.length && scanned < NAME_SCAN && found.length < limit) {
+    const state = states[si];
+    // Ready jobs of a paused queue are "paused", of a running one "waiting".
+    if ((state === 'waiting' && paused) || (state === 'paused' && !paused)) {
+      si++;
+      offset = 0;
+      continue;
+    }
+    const want = Math.min(500, NAME_SCAN - scanned);
+    const asc = state !== 'completed' && state !== 'failed';
+    const ids = await rangeIds(q.client, q.keys, KIND[state], offset, offset + want - 1, asc);
+    const p = q.client.pipeline();
+    for (const id of ids) p.hget(jobKey(q.keys, id), JobField.name);
+    const names = ids.length ? (await p.exec())! : [];
+    let used = 0;
+    for (; used < ids.length && found.length < limit; used++) {
+      const n = names[used][1] as string | null;
+      if (n !== null && n.includes(name)) found.push({ id: ids[used], state });
+    }
+    scanned += used;
+    offset += used;
+    if (used === ids.length && ids.length < want) {
+      si++;
+      offset = 0;
+    }
+  }
+  const ctx = { client: q.client, keys: q.keys, maxPayloadBytes: DEFAULT_MAX_PAYLOAD, keepLogs: 0 };
+  const jobs = await loadJobs(ctx as never, found.map((f) => f.id));
+  const stateOf = new Map(found.map((f) => [f.id, f.state]));
+  return { jobs: jobs.map((j) => jobRow(j, stateOf.get(j.id)!)), next: si < states.length ? `${si}:${offset}` : null, scanned };
 }

@@ -21,15 +21,21 @@ export function Jobs({ route }: { route: Route }) {
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [laneText, setLaneText] = useState(route.lane);
   const [idText, setIdText] = useState(route.id);
+  const [nameText, setNameText] = useState(route.name);
+  useEffect(() => setNameText(route.name), [route.name]);
   // Cursors of the pages before this one, for ‹ Prev (a pasted link starts a fresh stack).
   const back = useRef<string[]>([]);
   useEffect(() => setLaneText(route.lane), [route.lane]);
   useEffect(() => setIdText(route.id), [route.id]);
-  useEffect(() => setSelected(new Set()), [queue, route.state, route.lane, route.cursor, route.id]);
+  useEffect(() => setSelected(new Set()), [queue, route.state, route.lane, route.cursor, route.id, route.name]);
 
   const qs = new URLSearchParams({ limit: String(LIMIT) });
   if (route.id) qs.set('id', route.id);
-  else {
+  else if (route.name) {
+    qs.set('name', route.name);
+    if (route.state) qs.set('state', route.state);
+    if (route.cursor) qs.set('cursor', route.cursor);
+  } else {
     if (route.state) qs.set('state', route.state);
     if (route.lane) qs.set('lane', route.lane);
     if (route.cursor) qs.set('cursor', route.cursor);
@@ -67,9 +73,14 @@ export function Jobs({ route }: { route: Route }) {
           <button type="submit" id="jobSearchGo">Find</button>
           {route.id && <button type="button" onClick={() => go({ id: '' })}>Clear</button>}
         </form>
+        <form onSubmit={(e) => { e.preventDefault(); back.current = []; go({ name: nameText.trim(), id: '', cursor: '' }); }}>
+          <label>Name <input id="jobNameSearch" placeholder="name contains" value={nameText} onInput={(e) => setNameText((e.target as HTMLInputElement).value)} /></label>
+          <button type="submit" id="jobNameGo">Search</button>
+          {route.name && <button type="button" id="jobNameClear" onClick={() => go({ name: '', cursor: '' })}>Clear</button>}
+        </form>
         <button id="jobPrev" disabled={!route.cursor} onClick={() => go({ cursor: back.current.pop() ?? '' })}>‹ Prev</button>
         <button id="jobNext" disabled={!data?.next} onClick={() => { back.current.push(route.cursor); go({ cursor: data!.next! }); }}>Next ›</button>
-        <span id="jobPage" class="muted">{jobs.length ? (route.cursor && !back.current.length ? 'from ' + route.cursor : `${page + 1}–${page + jobs.length}`) : data ? (route.id ? `no job "${route.id}"` : 'no jobs') : ''}</span>
+        <span id="jobPage" class="muted">{route.name && data ? `${jobs.length} found in ${(data.scanned ?? 0).toLocaleString('en-US')} jobs scanned` + (data.next ? ' (Next › scans on)' : ', scan complete') : jobs.length ? (route.cursor && !back.current.length ? 'from ' + route.cursor : `${page + 1}–${page + jobs.length}`) : data ? (route.id ? `no job "${route.id}"` : 'no jobs') : ''}</span>
         {hover && <span class="muted" id="paused-refresh" title="the list refreshes again when the pointer leaves it">refresh held</span>}
       </div>
       {selected.size > 0 && (

@@ -24,9 +24,11 @@ export interface Route {
   /** Lanes tab: names starting with `find`, the page after the name `after`. */
   find: string;
   after: string;
+  /** Jobs whose name contains this (a resumable scan). */
+  name: string;
 }
 
-const KEYS: Array<keyof Route> = ['queue', 'tab', 'state', 'lane', 'id', 'cursor', 'job', 'jobQueue', 'find', 'after'];
+const KEYS: Array<keyof Route> = ['queue', 'tab', 'state', 'lane', 'id', 'cursor', 'job', 'jobQueue', 'find', 'after', 'name'];
 
 export function parseRoute(search: string): Route {
   const p = new URLSearchParams(search);
@@ -42,6 +44,7 @@ export function parseRoute(search: string): Route {
     jobQueue: p.get('jobQueue') || null,
     find: p.get('find') || '',
     after: p.get('after') || '',
+    name: p.get('name') || '',
   };
 }
 
