@@ -242,6 +242,15 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     expect(due).toBe(new Date(delayed.timestamp + 3_600_000).toLocaleString('en-US'));
     expect(await page.locator('#jobPromote').isDisabled()).toBe(false);
     expect(await page.locator('#jobRetry').isDisabled()).toBe(true);
+    // A waiting job: change its priority and move it to another lane from the panel.
+    const [invoice] = (await q.getJobs(['waiting'])).filter((j) => j.name === 'invoice');
+    await page.goto(`${dash.url}${qs()}&job=${invoice.id}`);
+    await page.fill('#jobPriority', '5');
+    await page.locator('#jobPrioritySet').click();
+    await waitFor(async () => (await q.getJob(invoice.id!))!.priority === 5, 5000, 'priority 5');
+    await page.fill('#jobLaneMove', 'initech');
+    await page.locator('#jobLaneSet').click();
+    await waitFor(async () => (await q.getJob(invoice.id!))!.lane === 'initech', 5000, 'moved to initech');
     // The back button closes the panel; the list stays.
     await page.goto(`${dash.url}${qs()}&state=delayed`);
     await page.locator('#jobs tbody tr').first().click();
@@ -363,12 +372,12 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
 
   it('never scrolls sideways at 800, 1,024 and 1,400 px', async () => {
     const views = ['', `${qs()}`, `${qs()}&state=failed`, `${qs()}&tab=lanes`, `${qs()}&tab=schedulers`];
-    for (const width of [800, 1024, 1400]) {
-      await page.setViewportSize({ width, height: 900 });
-      for (const v of views) {
-        await page.goto(dash.url + v);
-        await page.locator(v === '' ? '#queues tbody tr' : '#queueTitle').first().waitFor();
-        await sleep(100);
+    for (const v of views) {
+      await page.goto(dash.url + v);
+      await page.locator(v === '' ? '#queues tbody tr' : '#jobs tbody tr, #lanes tbody tr, #schedulers').first().waitFor();
+      for (const width of [800, 1024, 1400]) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))); // laid out
         expect(await sideways(), `${width} px ${v || 'overview'}`).toBeLessThanOrEqual(0);
       }
     }

@@ -18,7 +18,7 @@
  *   GET  api/queues/:q/schedulers?offset&limit           job schedulers by next run
  *   POST api/queues/:q/pause | resume | retry-failed | promote-all | drain | clean | obliterate
  *   POST api/queues/:q/lanes/:lane/pause | resume | weight { value } | limit { value | null }
- *   POST api/queues/:q/jobs/:id/retry | remove | promote
+ *   POST api/queues/:q/jobs/:id/retry | remove | promote | priority { value } | lane { value }
  *   POST api/queues/:q/jobs/bulk                         { action: retry|remove|promote, ids: [≤ 500] }
  *   POST api/queues/:q/schedulers/:id/remove
  */
@@ -221,6 +221,14 @@ export async function post(ctx: ApiContext, seg: string[], body: Record<string, 
         await ops.setLaneLimit(q, lane, body.value === null ? 'none' : (body.value as number));
         return { ok: true };
     }
+  }
+  if (seg.length === 5 && seg[2] === 'jobs' && action === 'priority') {
+    await q.changePriority(seg[3], body.value as number);
+    return { ok: true };
+  }
+  if (seg.length === 5 && seg[2] === 'jobs' && action === 'lane') {
+    await q.moveToLane(seg[3], body.value as string);
+    return { ok: true };
   }
   if (seg.length === 5 && seg[2] === 'jobs') return jobAction(q, seg[3], action);
   if (seg.length === 5 && seg[2] === 'schedulers' && action === 'remove') {

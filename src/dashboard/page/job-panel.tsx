@@ -6,7 +6,7 @@
  * value, the stack trace of each failed attempt, logs, parent and children, and the actions
  * that apply to the job's state.
  */
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { JobReply } from '../api.js';
 import { qpath } from './requests.js';
 import { go } from './route.js';
@@ -44,6 +44,9 @@ export function JobPanel({ queue, id }: { queue: string; id: string }) {
     ['processed', time(j.processedOn)], ['finished', time(j.finishedOn)], ['worker', j.processedBy || '—'],
   ] : [];
   const traces = j?.stacktrace ?? [];
+  const [prio, setPrio] = useState('');
+  const [lane, setLane] = useState('');
+  const ready = j?.state === 'waiting' || j?.state === 'prioritized' || j?.state === 'paused';
   return (
     <aside id="jobDetail" class="drawer" aria-label={'job ' + id} tabIndex={-1} ref={box}>
       <div class="titlebar">
@@ -58,6 +61,14 @@ export function JobPanel({ queue, id }: { queue: string; id: string }) {
       {error && <p class="bad-text">{error}</p>}
       {j && (
         <>
+          {ready && (
+            <div class="panel" id="jobMove">
+              <label>Priority <input id="jobPriority" type="number" min="0" placeholder={String(j.priority)} value={prio} onInput={(e) => setPrio((e.target as HTMLInputElement).value)} /></label>
+              <Button id="jobPrioritySet" disabled={prio === ''} onClick={() => act(path('priority'), { value: Number(prio) }, 'Priority changed').then((r) => r && setPrio(''))}>Set</Button>
+              <label>Lane <input id="jobLaneMove" placeholder={j.lane} value={lane} onInput={(e) => setLane((e.target as HTMLInputElement).value)} /></label>
+              <Button id="jobLaneSet" disabled={lane === ''} onClick={() => act(path('lane'), { value: lane }, 'Moved to lane ' + lane).then((r) => r && setLane(''))}>Move</Button>
+            </div>
+          )}
           <dl id="jobFields">{fields.map(([k, v]) => <><dt>{k}</dt><dd title={String(v)}>{v}</dd></>)}</dl>
           {(j.parent || j.children.length > 0) && (
             <div id="jobFamily">
