@@ -154,6 +154,9 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     expect(new URL(page.url()).searchParams.get('find')).toBe('glo');
     await page.goBack();
     await expect.poll(() => page.locator('#lanes tbody tr').count()).toBe(5);
+    // The queue's latency from its finished jobs (30 warm-up jobs).
+    await page.locator('#latNote', { hasText: 'from the newest 30 finished jobs' }).waitFor();
+    expect(await page.locator('#latProc').textContent()).toMatch(/^p50 \d+ ms · p90 \d+ ms · p99 \d+ ms$/);
     // A cut-off lane name keeps its full text on hover.
     const long = laneRow(LONG_LANE).locator('td').first();
     expect(await long.getAttribute('title')).toBe(LONG_LANE);

@@ -10,6 +10,7 @@ import { Throughput } from '../src/dashboard/throughput.js';
 import { CHILDREN_SHOWN, HEALTH_LANES, NAME_SCAN, jobFull, jobsPage, lanesPage, overviewHealth, searchByName, schedulersPage, workersByQueue } from '../src/dashboard/reads.js';
 import { BULK_MAX, post, type ApiContext } from '../src/dashboard/api.js';
 import { SHARE_SAMPLE, laneShare } from '../src/dashboard/lane-share.js';
+import { LATENCY_SAMPLE, latency } from '../src/dashboard/latency.js';
 import { usePrivateServer } from './private-server.js';
 import { waitFor } from './helpers.js';
 
@@ -156,6 +157,27 @@ describe('dashboard reads are bounded', () => {
     expect(calls.xrevrange).toBeLessThanOrEqual(8);
     expect(calls.hmget).toBe(s.started);
     console.log(`laneShare: ${s.started} starts in ${calls.xrevrange} XREVRANGE + ${calls.hmget} HMGET, ${ms.toFixed(1)} ms`);
+  });
+
+  it('gives time waiting and processing percentiles from at most LATENCY_SAMPLE finished jobs', async () => {
+    const q = server.queue('slow');
+    await q.addBulk(Array.from({ length: 40 }, (_, i) => ({ name: 'j', data: { i } })));
+    const w = new Worker('slow', async () => new Promise((r) => setTimeout(r, 25)), { connection: server.url, concurrency: 4 });
+    await waitFor(async () => (await q.getJobCounts('completed')).completed === 40, 10_000, '40 completed');
+    await w.close();
+    let r: Awaited<ReturnType<typeof latency>> | undefined;
+    const now = Date.now();
+    const calls = await counted(server.admin, async () => (r = await latency(server.admin, q.keys, 300, now)));
+    expect(r!.jobs).toBe(40);
+    expect(r!.processing!.p50).toBeGreaterThanOrEqual(20);
+    expect(r!.processing!.p99).toBeGreaterThanOrEqual(r!.processing!.p50);
+    // 40 jobs, 4 at a time, 25 ms each: the last waited about 9 rounds.
+    expect(r!.wait!.p99).toBeGreaterThanOrEqual(150);
+    expect(calls.hmget).toBe(40);
+    expect(calls.xrevrange).toBe(1);
+    expect(LATENCY_SAMPLE).toBe(2000);
+    // A window that ends before any of them finished counts none.
+    expect((await latency(server.admin, q.keys, 60, now - 120_000)).jobs).toBe(0);
   });
 
   it('refuses actions and pages beyond their bounds, leaving Redis unchanged', async () => {

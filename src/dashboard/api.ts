@@ -12,6 +12,7 @@
  *   GET  api/queues/:q/jobs?state&lane&cursor&limit&id   a page of jobs (no data), or one by id
  *   GET  api/queues/:q/jobs?name&state&cursor&limit     jobs whose name contains `name`: a resumable scan
  *   GET  api/queues/:q/jobs/:id                          one job: data, options, logs, parent, children
+ *   GET  api/queues/:q/latency?window=s                  time waiting and processing, percentiles (2,000 jobs)
  *   GET  api/queues/:q/workers                           the queue's workers (CLIENT LIST)
  *   GET  api/queues/:q/lanes?after&prefix&limit          a page of lanes by name (≤ 1,000)
  *   GET  api/queues/:q/fairness                          lanes' share of recent starts, head job ages (1,000 lanes)
@@ -29,6 +30,8 @@ import * as v from '../core/validate.js';
 import type { Throughput } from './throughput.js';
 import { findById, jobFull, jobsPage, lanesPage, overviewHealth, queueSummary, searchByName, schedulersPage, workersByQueue } from './reads.js';
 import { laneHeads, laneShare } from './lane-share.js';
+import { latency } from './latency.js';
+import { redisTimeMs } from '../core/values.js';
 
 export class HttpError extends Error {
   constructor(
@@ -59,6 +62,7 @@ export type JobsReply = Awaited<ReturnType<typeof jobsPage>> & { scanned?: numbe
 export type WorkersReply = { workers: Awaited<ReturnType<typeof workersByQueue>> extends Map<string, infer W> ? W : never };
 export type SchedulersReply = Awaited<ReturnType<typeof schedulersPage>>;
 export type LanesReply = Awaited<ReturnType<typeof lanesPage>>;
+export type LatencyReply = Awaited<ReturnType<typeof latency>>;
 export type FairnessReply = { share: Awaited<ReturnType<typeof laneShare>>; oldest: Record<string, number | null> };
 export type { Series as ThroughputReply } from './throughput.js';
 /** One job: Job.toJSON() (typed loosely there) plus what jobFull adds; these are the fields the page shows. */
@@ -117,6 +121,10 @@ export async function get(ctx: ApiContext, seg: string[], query: URLSearchParams
         return { workers: (await workersByQueue(t.client, t.prefix, [q.name])).get(q.name)! } satisfies WorkersReply;
       case 'lanes':
         return lanesPage(q, { after: query.get('after') ?? undefined, prefix: query.get('prefix') ?? undefined, limit: qnum(query.get('limit')) });
+      case 'latency': {
+        const w = qnum(query.get('window'));
+        return latency(t.client, q.keys, w === undefined ? 300 : v.integerIn('window', w, 60, 3600), redisTimeMs((await t.client.time()) as unknown as [string, string]));
+      }
       case 'fairness': {
         const names = await t.client.zrangebylex(q.keys.lanes, '-', '+', 'LIMIT', 0, 1000);
         const [share, heads] = await Promise.all([laneShare(t.client, q.keys), laneHeads(t.client, q.keys, names)]);

@@ -5,10 +5,10 @@
  * the throughput chart, and the tabs: jobs, lanes, workers, job schedulers.
  */
 import { useState } from 'preact/hooks';
-import type { SummaryReply, ThroughputReply } from '../api.js';
+import type { LatencyReply, SummaryReply, ThroughputReply } from '../api.js';
 import { qpath } from './requests.js';
 import { go, type Route, type Tab, TABS } from './route.js';
-import { Button, useApp, usePoll } from './ui.js';
+import { Button, age, useApp, usePoll } from './ui.js';
 import { Chart } from './chart.js';
 import { Jobs } from './jobs.js';
 import { Lanes } from './lanes.js';
@@ -56,6 +56,28 @@ function QueueActions({ queue, paused }: { queue: string; paused: boolean }) {
   );
 }
 
+const ms = (n: number) => (n < 1000 ? Math.round(n) + ' ms' : n < 60_000 ? (n / 1000).toFixed(1) + ' s' : age(n));
+
+/** Time waiting and processing, p50 / p90 / p99, over a chosen window (latency.ts). */
+function Latency({ queue }: { queue: string }) {
+  const [win, setWin] = useState(300);
+  const { data } = usePoll<LatencyReply>(qpath(queue, '/latency?window=' + win));
+  const line = (p: LatencyReply['wait']) => (p ? `p50 ${ms(p.p50)} · p90 ${ms(p.p90)} · p99 ${ms(p.p99)}` : '—');
+  return (
+    <div id="latency" class="filters">
+      <strong>Latency</strong>
+      <select id="latencyWindow" value={win} onChange={(e) => setWin(Number((e.target as HTMLSelectElement).value))}>
+        <option value={300}>5 min</option><option value={900}>15 min</option><option value={3600}>1 hour</option>
+      </select>
+      {data && <>
+        <span>waiting <b id="latWait">{line(data.wait)}</b></span>
+        <span>processing <b id="latProc">{line(data.processing)}</b></span>
+        <span class="muted" id="latNote">{data.jobs ? `from the newest ${data.jobs.toLocaleString('en-US')} finished jobs` : 'no finished jobs in the window'}</span>
+      </>}
+    </div>
+  );
+}
+
 export function QueueView({ route }: { route: Route }) {
   const queue = route.queue!;
   const { data: status, error } = usePoll<SummaryReply>(qpath(queue, '?lanes=0'));
@@ -80,6 +102,7 @@ export function QueueView({ route }: { route: Route }) {
         </div>
       )}
       {tp && <Chart tp={tp} />}
+      <Latency queue={queue} />
       <nav class="tabs" role="tablist">
         {TABS.map((t: Tab) => (
           <a role="tab" id={'tab-' + t} aria-selected={route.tab === t} href={'?queue=' + encodeURIComponent(queue) + '&tab=' + t}
