@@ -2,6 +2,8 @@
 // same-origin, Host), security headers, /metrics and the throughput series.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from '../src/index.js';
 import { startDashboard, type Dashboard } from '../src/dashboard/server.js';
@@ -59,7 +61,16 @@ describe('dashboard HTTP', () => {
     expect(page.headers['access-control-allow-origin']).toBeUndefined();
     expect(page.body).toContain('<script src="app.js" defer></script>');
     expect(page.body).not.toMatch(/<script>/); // no inline script
-    expect((await raw(`${ro.url}app.js`)).headers['content-type']).toMatch(/^text\/javascript/);
+    const js = await raw(`${ro.url}app.js`);
+    expect(js.headers['content-type']).toMatch(/^text\/javascript/);
+    // One self-contained bundle (Preact inside, esbuild-made): nothing fetched from elsewhere,
+    // nothing the CSP forbids (eval, Function), nothing written as HTML.
+    expect(js.body.length).toBeGreaterThan(20_000);
+    expect((js.body.match(/https?:\/\/[^\s"'`]+/g) ?? []).filter((u) => !u.startsWith('http://www.w3.org/'))).toEqual([]);
+    expect(js.body).not.toMatch(/\beval\(|new Function\(|\bimport\(/);
+    // Preact writes HTML only for dangerouslySetInnerHTML, which no view uses.
+    const views = readdirSync(join(import.meta.dirname, '..', 'src', 'dashboard', 'page'));
+    expect(views.filter((f) => readFileSync(join(import.meta.dirname, '..', 'src', 'dashboard', 'page', f), 'utf8').includes('dangerouslySetInnerHTML'))).toEqual([]);
 
     expect(await (await fetch(`${ro.url}api/config`)).json()).toEqual({ readOnly: true, tokenRequired: false, prefix });
     const all = await (await fetch(`${ro.url}api/queues`)).json();
