@@ -109,7 +109,8 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     // Ready work with no worker, a paused lane holding work, and 5 of 30 failing in the window.
     await expect.poll(() => web.locator('td.flags').textContent(), { timeout: 10_000 }).toBe('19 ready, no worker17% failing1 paused lane holding work');
     expect(await web.getAttribute('class')).toBe('attn-bad');
-    expect(await web.locator('td').nth(9).textContent()).toMatch(/^\d+s$/); // oldest waiting job's age
+    expect(await web.locator('td').nth(10).textContent()).toMatch(/^\d+s$/); // oldest waiting job's age
+    expect(await web.locator('td.tput').textContent()).toBe('6.0'); // 30 finished in the 5-minute window
     expect(await web.locator('td').nth(6).getAttribute('class')).toContain('bad-text'); // failed count in red
     await expect.poll(() => row('#queues', busy.name).locator('td').nth(2).textContent()).toBe('1'); // one worker
     await page.fill('#queueFilter', 'billing');

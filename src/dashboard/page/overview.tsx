@@ -10,11 +10,11 @@ import { go } from './route.js';
 import { Num, age, rowKeys, usePoll } from './ui.js';
 
 type Q = OverviewReply['queues'][number];
-type Key = 'name' | 'workers' | 'ready' | 'active' | 'delayed' | 'failed' | 'completed' | 'rate' | 'oldest';
+type Key = 'name' | 'workers' | 'ready' | 'active' | 'delayed' | 'failed' | 'completed' | 'rate' | 'oldest' | 'tput';
 
 const ready = (q: Q) => q.counts.waiting + q.counts.prioritized + q.counts.paused;
 const value = (q: Q, k: Key): number | string =>
-  k === 'name' ? q.name : k === 'workers' ? q.workers : k === 'ready' ? ready(q) : k === 'rate' ? q.health.failureRate
+  k === 'tput' ? q.health.completed + q.health.failed : k === 'name' ? q.name : k === 'workers' ? q.workers : k === 'ready' ? ready(q) : k === 'rate' ? q.health.failureRate
     : k === 'oldest' ? (q.health.oldestWaiting === null ? Infinity : q.health.oldestWaiting) : q.counts[k];
 
 /** What needs attention, worst first; the row is coloured by the first. */
@@ -29,7 +29,8 @@ export function flags(q: Q): Array<{ text: string; level: 'bad' | 'warn' }> {
 }
 
 /** One queue; a sharded queue's row sums its shards, listed under it (each opens as a queue). */
-function QueueRow({ q, shard }: { q: Q; shard?: boolean }) {
+function QueueRow({ q, shard, win }: { q: Q; shard?: boolean; win: number }) {
+  const perMin = ((q.health.completed + q.health.failed) * 60) / win;
   const f = flags(q);
   const open = () => go({ queue: q.name, tab: 'jobs', state: '', lane: '', id: '', cursor: '', job: null, jobQueue: null });
   return (
@@ -39,6 +40,7 @@ function QueueRow({ q, shard }: { q: Q; shard?: boolean }) {
       <Num n={q.workers} cls={q.health.noWorker ? 'bad-text' : ''} />
       <Num n={ready(q)} /><Num n={q.counts.active} /><Num n={q.counts.delayed} />
       <Num n={q.counts.failed} cls={q.counts.failed > 0 ? 'bad-text' : ''} /><Num n={q.counts.completed} />
+      <td class="num tput" title={`${q.health.completed + q.health.failed} finished in the window`}>{perMin === 0 ? '—' : perMin < 10 ? perMin.toFixed(1) : Math.round(perMin).toLocaleString('en-US')}</td>
       <td class="num" title={`${q.health.failed} failed, ${q.health.completed} completed in the window`}>
         {q.health.completed + q.health.failed === 0 ? '—' : (q.health.failureRate * 100).toFixed(1) + '%'}
       </td>
@@ -83,15 +85,15 @@ export function Overview() {
         <table id="queues" class="grid sortable">
           <thead><tr>
             {th('name', 'Queue', false)}<th>State</th>{th('workers', 'Workers')}{th('ready', 'Ready')}{th('active', 'Active')}
-            {th('delayed', 'Delayed')}{th('failed', 'Failed')}{th('completed', 'Done')}{th('rate', 'Failing')}{th('oldest', 'Oldest waiting')}<th>Needs attention</th>
+            {th('delayed', 'Delayed')}{th('failed', 'Failed')}{th('completed', 'Done')}{th('tput', 'Done/min')}{th('rate', 'Failing')}{th('oldest', 'Oldest waiting')}<th>Needs attention</th>
           </tr></thead>
           <tbody>
-            {rows.flatMap((q) => [<QueueRow q={q} />, ...(q.shards ?? []).map((x) => <QueueRow q={x} shard />)])}
+            {rows.flatMap((q) => [<QueueRow q={q} win={win} />, ...(q.shards ?? []).map((x) => <QueueRow q={x} shard win={win} />)])}
           </tbody>
           {rows.length > 1 && (
             <tfoot><tr>
               <td>{rows.length} queues</td><td></td><Num n={total((q) => q.workers)} /><Num n={total(ready)} /><Num n={total((q) => q.counts.active)} />
-              <Num n={total((q) => q.counts.delayed)} /><Num n={total((q) => q.counts.failed)} /><Num n={total((q) => q.counts.completed)} /><td></td><td></td><td></td>
+              <Num n={total((q) => q.counts.delayed)} /><Num n={total((q) => q.counts.failed)} /><Num n={total((q) => q.counts.completed)} /><td></td><td></td><td></td><td></td>
             </tr></tfoot>
           )}
         </table>
