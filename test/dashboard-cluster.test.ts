@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
-import type { Cluster } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { Queue } from '../src/index.js';
 import { createDashboardHandler, type DashboardHandler } from '../src/dashboard/handler.js';
+import { startDashboard } from '../src/dashboard/server.js';
 import { queueKeys } from '../src/core/keys.js';
 import { clusterClient, nodeOfKey, startCluster, type LocalCluster } from './cluster-helpers.js';
 
@@ -63,6 +64,19 @@ describe('dashboard on a Redis Cluster', () => {
     // A shard opens as an ordinary queue.
     const shard = await (await fetch(`${url}api/queues/${encodeURIComponent('big#1')}?lanes=0`)).json();
     expect(shard.counts.waiting).toBe(big.shards[1].counts.waiting);
+  });
+
+  it('serves the whole Cluster from the standalone server given one node\'s client (echomq dashboard --redis <node>)', async () => {
+    const node = new Redis(`redis://127.0.0.1:${cluster.ports[1]}`);
+    const d = await startDashboard({ client: node, port: 0 });
+    try {
+      const r = await (await fetch(`${d.url}api/queues`)).json();
+      expect(r.queues.map((q: { name: string }) => q.name)).toEqual(['alpha', 'big', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot']);
+    } finally {
+      await d.close();
+      expect(node.status).toBe('ready'); // the caller's client is left open
+      node.disconnect();
+    }
   });
 
   it.skipIf(!have)('shows the sharded queue with its shards in Chromium', async () => {

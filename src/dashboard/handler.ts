@@ -123,14 +123,19 @@ export function createDashboardHandler(opts: DashboardHandlerOptions): Dashboard
   let ctx!: ApiContext;
   let metrics!: ReturnType<typeof metricsFor>;
   let ready: Promise<void> | undefined;
-  /** On first use: a node of a Cluster given by URL or options becomes a Cluster client. */
+  /** A Cluster client the handler made from a node's client, closed by close(). */
+  let madeCluster: Cluster | undefined;
+  /**
+   * On first use: a node of a Cluster (a URL, options, or a plain client connected to one, as
+   * `echomq dashboard --redis <node>` gives) is replaced by a Cluster client of its own.
+   */
   const setup = (): Promise<void> =>
     (ready ??= (async () => {
-      if (owned) {
+      if (!(given instanceof Cluster)) {
         const info = await given.info('cluster').catch(() => ''); // Redis down: stay with the plain client
         if (/cluster_enabled:1/.test(info)) {
           const o = (given as Redis).options;
-          given.disconnect();
+          if (owned) given.disconnect();
           const cl = new Cluster([{ host: o.host, port: o.port }], {
             redisOptions: { ...persistent, username: o.username, password: o.password, tls: o.tls },
             clusterRetryStrategy: (n) => Math.min(n * 200, 2000),
@@ -145,6 +150,7 @@ export function createDashboardHandler(opts: DashboardHandlerOptions): Dashboard
             });
           });
           client = cl as unknown as Redis;
+          madeCluster = cl;
         }
       }
       throughput = new Throughput(client, prefix);
@@ -255,7 +261,8 @@ export function createDashboardHandler(opts: DashboardHandlerOptions): Dashboard
       value: async () => {
         await ready?.catch(() => undefined);
         await throughput?.stop();
-        if (owned) client.disconnect();
+        if (owned) given.disconnect();
+        madeCluster?.disconnect();
       },
     },
   });
