@@ -20,7 +20,7 @@ function walk(dir: string, out: string[] = []): string[] {
   return out;
 }
 const files = walk(src);
-const tsFiles = files.filter((p) => /\.(ts|mts)$/.test(p) && !/\.d\.m?ts$/.test(p));
+const tsFiles = files.filter((p) => /\.(ts|mts|tsx)$/.test(p) && !/\.d\.m?ts$/.test(p));
 
 /** Relative imports of a module: static, type-only, re-exports and dynamic import(). */
 function importsOf(file: string): string[] {
@@ -29,7 +29,7 @@ function importsOf(file: string): string[] {
   for (const m of text.matchAll(/(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g)) {
     const spec = m[1] ?? m[2]!;
     const base = resolve(dirname(file), spec);
-    const hit = [base.replace(/\.js$/, '.ts'), base.replace(/\.mjs$/, '.mts'), base, join(base, 'index.ts')].find((c) => existsSync(c) && statSync(c).isFile());
+    const hit = [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), base.replace(/\.mjs$/, '.mts'), base, join(base, 'index.ts')].find((c) => existsSync(c) && statSync(c).isFile());
     if (hit && tsFiles.includes(hit)) out.push(hit);
   }
   return out;

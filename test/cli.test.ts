@@ -274,6 +274,6 @@ describe('echomq dashboard command', () => {
     });
     expect(code).toBe(0);
     expect(err).toMatch(/^echomq dashboard on http:\/\/127\.0\.0\.1:\d+\/ \(read-only; Redis redis:\/\/127\.0\.0\.1:\d+\/?\)\n$/);
-    expect(config).toEqual({ readOnly: true, prefix });
+    expect(config).toEqual({ readOnly: true, tokenRequired: false, prefix });
   });
 });

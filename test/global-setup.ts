@@ -9,6 +9,11 @@ import { ensureChromium } from '../scripts/chromium.mjs';
 let stop: (() => Promise<void>) | undefined;
 
 export default async function setup(project: TestProject) {
+  // The dashboard page, bundled once here with esbuild (before anything is started) so a page
+  // that does not build fails the run at once with esbuild's message; each test process
+  // bundles it again in memory when a dashboard first serves it.
+  const { pageScript } = await import('../src/dashboard/bundle.js');
+  await pageScript();
   const redis = await ensureRedis();
   stop = redis.stop;
   project.provide('redisUrl', redis.url);

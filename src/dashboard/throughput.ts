@@ -90,6 +90,19 @@ export class Throughput {
     return { end, completed, failed };
   }
 
+  /** Completed and failed over the last `windowSec` seconds (at most the hour kept). */
+  async totals(queue: string, windowSec: number): Promise<{ completed: number; failed: number }> {
+    const s = await this.series(queue);
+    const from = Math.max(0, WINDOW - Math.min(windowSec, WINDOW));
+    let completed = 0;
+    let failed = 0;
+    for (let k = from; k < WINDOW; k++) {
+      completed += s.completed[k];
+      failed += s.failed[k];
+    }
+    return { completed, failed };
+  }
+
   /** Reads new events of every viewed queue; one tick at a time. */
   tick(): Promise<void> {
     this.running ??= this.readAll().finally(() => (this.running = undefined));

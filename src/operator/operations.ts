@@ -118,7 +118,7 @@ export interface JobRow {
   failedReason: string | null;
 }
 
-function row(j: Job, state: string): JobRow {
+export function row(j: Job, state: string): JobRow {
   return {
     id: j.id, name: j.name, lane: j.lane, state, priority: j.priority, attemptsMade: j.attemptsMade,
     timestamp: j.timestamp, processedOn: j.processedOn ?? null, finishedOn: j.finishedOn ?? null,
@@ -172,7 +172,7 @@ export async function findJobs(q: Queue, query: JobQuery): Promise<{ jobs: JobRo
   return { jobs: out, more };
 }
 
-async function jobsInState(q: Queue, state: JobStateName, lane: string | undefined, offset: number, count: number): Promise<Job[]> {
+export async function jobsInState(q: Queue, state: JobStateName, lane: string | undefined, offset: number, count: number): Promise<Job[]> {
   if (q instanceof ShardedQueue) return shardedJobsInState(q, state, offset, count);
   const ctx = ctxOf(q);
   if (state === 'waiting' || state === 'prioritized' || state === 'paused') {

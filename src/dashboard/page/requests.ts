@@ -1,48 +1,33 @@
+/// <reference lib="dom" />
 /**
- * Browser side: the page's requests to the dashboard API. Reads are plain GETs; actions are
- * POSTs with the headers server.ts requires (X-Echomq-Action, and the token when there is one).
+ * Browser side: the page's requests. Paths are relative (`api/…`), so the page works under any
+ * base path it is mounted at. Reads are plain GETs; actions are POSTs with the headers the
+ * handler requires (X-Echomq-Action, and the token when there is one).
  */
-import { toast } from './dom.js';
-import { S } from './state.js';
 
-let afterAction: () => unknown = () => undefined;
+let token = '';
+export function setToken(t: string): void {
+  token = t;
+  if (t) sessionStorage.setItem('echomq.token', t);
+  else sessionStorage.removeItem('echomq.token');
+}
+export const hasToken = (): boolean => token !== '';
 
-/** What to run after an action succeeded (app.ts: poll again so the page shows its effect). */
-export function onActionDone(fn: () => unknown): void {
-  afterAction = fn;
+/** `api/queues/<q>` plus `rest`, every name URL-encoded as one segment. */
+export const qpath = (queue: string, rest = ''): string => 'api/queues/' + encodeURIComponent(queue) + rest;
+
+async function answer<T>(r: Response): Promise<T> {
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error((body as { error?: string }).error || 'HTTP ' + r.status);
+  return body as T;
 }
 
-/** The reply's JSON; an error reply throws with the server's message. */
-function answer(r: Response): Promise<any> {
-  return r
-    .json()
-    .catch(() => ({}))
-    .then((body) => {
-      if (!r.ok) throw new Error(body.error || 'HTTP ' + r.status);
-      return body;
-    });
-}
-
-/** GETs an API path; the reply is typed by the caller with the server's reply types (api.ts). */
 export function getJson<T>(path: string): Promise<T> {
-  return fetch(path, { headers: { Accept: 'application/json' } }).then(answer);
+  return fetch(path, { headers: { Accept: 'application/json' } }).then((r) => answer<T>(r));
 }
 
-/** POSTs an action; resolves to the reply, or null after showing why it was refused. */
-export function act<T = unknown>(path: string, body: Record<string, unknown> | null, done: string): Promise<T | null> {
+export function postJson<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Echomq-Action': '1' };
-  if (S.token) headers.Authorization = 'Bearer ' + S.token;
-  return fetch(path, { method: 'POST', headers, body: JSON.stringify(body || {}) })
-    .then(answer)
-    .then(
-      (reply: T) => {
-        toast(done, false);
-        afterAction();
-        return reply;
-      },
-      (err: Error) => {
-        toast('Refused: ' + err.message, true);
-        return null;
-      },
-    );
+  if (token) headers.Authorization = 'Bearer ' + token;
+  return fetch(path, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => answer<T>(r));
 }
