@@ -15,6 +15,7 @@ from .errors import EchoMQError
 from .keys import QueueKeys, queue_keys
 from .library import code
 from .runner import Runner
+from . import scripts
 from . import validate as v
 
 BULL_STATES = ("waiting-children", "wait", "paused", "prioritized", "active", "delayed", "failed", "completed")
@@ -66,7 +67,7 @@ def _pairs(r: List[Any], start: int) -> List[Dict[str, Any]]:
 def _empty(queue: str) -> Dict[str, Any]:
     return {"queue": queue, "states": {s: {"moved": 0, "left": 0} for s in BULL_STATES},
             "schedulers": {"moved": 0, "left": 0}, "deduplication": {"moved": 0},
-            "ids": {"bullmq": 0, "echomq": 0}, "paused": False, "cannot": [], "cannotCount": 0}
+            "ids": {"bullmq": 0, "echomq": 0}, "paused": False, "delivered": 0, "cannot": [], "cannotCount": 0}
 
 
 def _note(r: Dict[str, Any], what: str, refused: List[Dict[str, Any]]) -> None:
@@ -164,6 +165,8 @@ async def _move_pass(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: i
         res = await run.call("migrateJobs", [state, batch, skip, "1" if dry else "0", mk.prefix, mk.bull_prefix, moved_queues])
         examined, moved, left = int(res[0]), int(res[1]), int(res[2])
         refused = _pairs(res, 3)
+        await _deliver(run, mk, [x["id"] for x in refused if x["code"] > 0], r)
+        refused = [x for x in refused if x["code"] < 0]
         r["states"][state]["moved"] += moved
         too_big = [] if again is not None else [x for x in refused if x["code"] == too_big_code]
         if dry:
@@ -178,6 +181,25 @@ async def _move_pass(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: i
             break
     r["states"][state]["left"] = left - r["states"][state]["moved"] if dry else left
     return big
+
+
+async def _deliver(run: Runner, mk: _MoveKeys, ids: List[str], r: Dict[str, Any]) -> None:
+    """Finished children moved after their parent (BullMQ found the parent's records gone and
+    told no one): their outcome goes to the parent as echomq's settle sends it (Node's deliver)."""
+    for jid in ids:
+        jk = mk.keys.job(jid)
+        pid, pq, pol, st, rv, err = [text(x) for x in await run.client.hmget(jk, "pid", "pq", "pol", "st", "rv", "err")]
+        if not pid or not pq:
+            continue
+        if st == "c":
+            kind, value = "c", rv or "null"
+        elif pol in ("i", "f", "d", "c"):
+            kind, value = ("x" if pol == "c" else pol), err or ""
+        else:
+            continue  # no policy: the parent keeps waiting, as for a child failed in echomq
+        res = await scripts.resolve_child(Runner(run.client, queue_keys(pq, mk.prefix)), pid, jk, kind, value)
+        if int(res[0]) == 1:
+            r["delivered"] += 1
 
 
 async def _move_state(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: int, moved_queues: str, r: Dict[str, Any]) -> None:
