@@ -4,6 +4,7 @@
 // job runs once, by one system or the other, nothing stays in BullMQ's keys, and the follower
 // never pops BullMQ's `marker` (MONITOR: no ZPOPMIN/BZPOPMIN on it from its connections).
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as bull from 'bullmq';
 import { Redis } from 'ioredis';
@@ -22,14 +23,30 @@ afterAll(async () => {
 });
 const conn = () => redis.duplicate();
 
-/** Commands on one key seen by MONITOR, with the address of the connection that sent them. */
+/**
+ * Commands on one key seen by MONITOR, with the address of the connection that sent them. A raw
+ * socket: MONITOR's lines are plain `+<time> [<db> <addr>] "<cmd>" "<arg>"…` replies.
+ */
 async function watchKey(key: string): Promise<{ seen: Array<{ cmd: string; addr: string }>; stop(): Promise<void> }> {
-  const mon = await redis.monitor();
+  const url = new URL(redisUrl());
+  const sock = net.connect(Number(url.port || 6379), url.hostname);
   const seen: Array<{ cmd: string; addr: string }> = [];
-  mon.on('monitor', (_t: string, args: string[], source: string) => {
-    if (args.includes(key)) seen.push({ cmd: String(args[0]).toLowerCase(), addr: source });
+  let buf = '';
+  let ready!: () => void;
+  const ok = new Promise<void>((r) => { ready = r; });
+  sock.on('data', (d: Buffer) => {
+    buf += d.toString('latin1');
+    const lines = buf.split('\r\n');
+    buf = lines.pop()!;
+    for (const l of lines) {
+      if (l === '+OK') ready();
+      const m = /^\+\S+ \[\d+ (\S+)\] "([^"]+)"/.exec(l);
+      if (m && l.includes(`"${key}"`)) seen.push({ addr: m[1]!, cmd: m[2]!.toLowerCase() });
+    }
   });
-  return { seen, stop: async () => void mon.disconnect() };
+  sock.write('MONITOR\r\n');
+  await ok;
+  return { seen, stop: async () => void sock.destroy() };
 }
 
 /** BullMQ keys of a queue that hold jobs or their records (its settings, id, stream and marker aside). */
@@ -72,11 +89,13 @@ describe('migrateFromBullMQ follow', () => {
     await sleep(300); // the BullMQ worker runs some, and the scheduler's first slots
 
     const marker = await watchKey(`bull:${name}:marker`);
+    const events = await watchKey(`bull:${name}:events`);
     const followConn = new Redis(redisUrl(), { connectionName: 'emq-follower', maxRetriesPerRequest: null });
     const stop = new AbortController();
     let lines = 0;
     const following = migrateFromBullMQ({ connection: followConn, queues: [name], follow: true, signal: stop.signal, sweepMs: 1000, onPass: () => void lines++ });
-    await waitFor(async () => (await redis.client('LIST') as string).includes('name=emq-follower'), 5000, 'the follower');
+    // Its two connections: the moves' and the blocking reader's (a duplicate, same name).
+    await waitFor(async () => (await redis.client('LIST') as string).split('name=emq-follower ').length === 3, 5000, 'the follower');
     const followerAddrs = (await redis.client('LIST') as string).split('\n').filter((l) => l.includes('name=emq-follower')).map((l) => /addr=(\S+)/.exec(l)![1]!);
 
     // Producers for 2 s: plain, prioritized, delayed, and a flow every 400 ms; the BullMQ worker stops half-way.
@@ -101,6 +120,7 @@ describe('migrateFromBullMQ follow', () => {
     stop.abort();
     const report = await following;
     await marker.stop();
+    await events.stop();
     await followConn.quit();
     await ew.close();
 
@@ -124,6 +144,8 @@ describe('migrateFromBullMQ follow', () => {
     expect(report.follow!.collisions).toEqual([]);
     expect(lines).toBe(report.follow!.passes);
     const pops = marker.seen.filter((c) => c.cmd === 'bzpopmin' || c.cmd === 'zpopmin');
+    expect(followerAddrs.length).toBe(2);
+    expect(events.seen.filter((c) => c.cmd === 'xread' && followerAddrs.includes(c.addr)).length).toBeGreaterThan(0);
     expect(pops.filter((c) => followerAddrs.includes(c.addr))).toEqual([]);
     expect(pops.length).toBeGreaterThan(0);
     expect(marker.seen.filter((c) => followerAddrs.includes(c.addr))).toEqual([]);
