@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, migrateFromBullMQ, type Job } from '../../src/index.js';
 import { client, qname, redisUrl, sleep, waitFor } from '../helpers.js';
+import { everyNth, faultScope } from '../fault-proxy.js';
 
 const REGISTER = fileURLToPath(new URL('../fixtures/register-ts.mjs', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -230,5 +231,41 @@ describe('migrateFromBullMQ follow', () => {
     expect(err).toMatch(/follow \(event\): moved [1-3], [4-6] in all/);
     expect(marker.seen.filter((c) => c.cmd === 'bzpopmin' || c.cmd === 'zpopmin')).toEqual([]);
     expect(await bullJobKeys(name)).toEqual([]);
+  }, 20_000);
+
+  it('replies lost with the connection cut (moves and blocking reads): every job still moves and runs once', async () => {
+    const scope = faultScope(redisUrl());
+    try {
+      const name = qname('fol-cut');
+      const bq = scope.open(new bull.Queue(name, { connection: conn() }));
+      const flows = scope.open(new bull.FlowProducer({ connection: conn() }));
+      const proxy = await scope.proxy();
+      proxy.policy = everyNth(5, (c) => c.name === 'EVALSHA' || c.name === 'EVAL' || c.name === 'XREAD');
+      const stop = new AbortController();
+      const following = migrateFromBullMQ({ connection: proxy.url, queues: [name], follow: true, signal: stop.signal, sweepMs: 1000, batchSize: 7 });
+      const added: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        added.push((await bq.add('plain', { i })).id!, (await bq.add('prio', { i }, { priority: 1 + (i % 4) })).id!, (await bq.add('later', { i }, { delay: 100 })).id!);
+        if (i % 10 === 0) {
+          const f = await flows.add({ name: 'parent', queueName: name, children: [{ name: 'child', queueName: name }, { name: 'child', queueName: name }] });
+          added.push(f.job.id!, ...f.children!.map((c) => c.job.id!));
+        }
+        await sleep(15);
+      }
+      await waitFor(async () => (await bullJobKeys(name)).length === 0, 10_000, 'BullMQ emptied');
+      stop.abort();
+      await following;
+      expect(proxy.droppedTotal).toBeGreaterThan(3);
+      expect(proxy.dropped.get('XREAD') ?? 0).toBeGreaterThan(0); // a blocking read cut and resent
+      const runs = new Map<string, number>();
+      const ew = scope.open(new Worker(name, async (job: Job) => void runs.set(job.id!, (runs.get(job.id!) ?? 0) + 1), { connection: redisUrl(), concurrency: 8 }));
+      await waitFor(() => added.every((id) => runs.has(id)), 10_000, 'every job run');
+      await sleep(100);
+      await ew.close();
+      expect([...runs.values()].filter((n) => n !== 1)).toEqual([]);
+      expect(runs.size).toBe(added.length);
+    } finally {
+      await scope.closeAll();
+    }
   }, 20_000);
 });
