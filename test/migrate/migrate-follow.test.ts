@@ -10,6 +10,7 @@ import * as bull from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, migrateFromBullMQ, type Job } from '../../src/index.js';
+import { ValidationError } from '../../src/core/errors.js';
 import { client, qname, redisUrl, sleep, waitFor } from '../helpers.js';
 import { everyNth, faultScope } from '../fault-proxy.js';
 
@@ -100,6 +101,8 @@ describe('migrateFromBullMQ follow', () => {
     const followerAddrs = (await redis.client('LIST') as string).split('\n').filter((l) => l.includes('name=emq-follower')).map((l) => /addr=(\S+)/.exec(l)![1]!);
 
     // Producers for 2 s: plain, prioritized, delayed, and a flow every 400 ms; the BullMQ worker stops half-way.
+    const eq = new Queue(name, { connection: redisUrl() });
+    opened.push(eq);
     const t0 = Date.now();
     let bullWorkerClosed: Promise<void> | undefined;
     const flowParents: string[] = [];
@@ -112,6 +115,8 @@ describe('migrateFromBullMQ follow', () => {
         flowParents.push(f.job.id!);
         added.push(f.job.id!, ...f.children!.map((c) => c.job.id!));
       }
+      // Half-way one service switches its producer to echomq and the BullMQ worker stops.
+      if (Date.now() - t0 > 1000) added.push((await eq.add('switched', { i })).id!);
       if (!bullWorkerClosed && Date.now() - t0 > 1000) bullWorkerClosed = bw.close();
       await sleep(50);
     }
@@ -131,6 +136,10 @@ describe('migrateFromBullMQ follow', () => {
     const by = (who: string) => added.filter((id) => runs.get(id)?.[0] === who).length;
     expect(by('bullmq')).toBeGreaterThan(0);
     expect(by('echomq')).toBeGreaterThan(0);
+    // Ids drawn by both systems during the overlap never met: echomq's stayed a gap above BullMQ's.
+    const switched = added.filter((id) => Number(id) > 1_000_000);
+    expect(switched.length).toBeGreaterThan(5);
+    expect(new Set(added).size).toBe(added.length);
     // Flows complete across the switch: every parent saw both children's values.
     for (const p of flowParents) expect(parentsSaw.get(p)).toBe(2);
     // Scheduler slots: each slot's job ran once (ids are distinct by slot time), and slots went on after the move.
@@ -268,4 +277,21 @@ describe('migrateFromBullMQ follow', () => {
       await scope.closeAll();
     }
   }, 20_000);
+
+  it('validates the follow options before touching Redis', async () => {
+    const name = qname('fol-bad');
+    const bad = [
+      [{ follow: true, sweepMs: 5 }, /sweepMs/],
+      [{ follow: true, dryRun: true }, /follow/],
+      [{ follow: 'yes' }, /follow/],
+      [{ follow: true, signal: {} }, /signal/],
+      [{ follow: true, idGap: -1 }, /idGap/],
+      [{ follow: true, onPass: 3 }, /onPass/],
+    ] as const;
+    for (const [extra, field] of bad) {
+      await expect(migrateFromBullMQ({ connection: redisUrl(), queues: [name], ...(extra as object) })).rejects.toThrow(ValidationError);
+      await expect(migrateFromBullMQ({ connection: redisUrl(), queues: [name], ...(extra as object) })).rejects.toThrow(field);
+    }
+    expect(await redis.keys(`*${name}*`)).toEqual([]);
+  });
 });
