@@ -79,5 +79,6 @@ export type * from './compat-telemetry.js';
 // Moving BullMQ queues' data into echomq (docs/migrating-from-bullmq.md "Moving a live queue").
 export { migrateFromBullMQ, migrationText, REFUSAL_REASONS, type MigrateOptions, type MigrationReport, type QueueMigration } from './migrate/migrate.js';
 export { MigrationRefusedError } from './migrate/checks.js';
+export type { FollowProgress, FollowStats, Collision } from './migrate/follow.js';
 // Moving echomq queues back into BullMQ's layout (docs/migrating-from-bullmq.md "Going back").
 export { migrateToBullMQ, migrationBackText, type MigrationBackReport, type QueueMigrationBack } from './migrate/back.js';

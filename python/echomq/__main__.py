@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
 import os
+import signal
 import sys
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from .errors import EchoMQError
 from .migrate import migrate_from_bullmq, migration_text
@@ -25,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--dry-run", action="store_true", help="report what would move and what cannot, and why; change nothing")
     m.add_argument("--force", action="store_true", help="go on when the check for running BullMQ workers cannot tell")
     m.add_argument("--batch", default="50", help="jobs per script call (1..1000)")
+    m.add_argument("--follow", action="store_true", help="after the move, keep moving what BullMQ producers add and BullMQ workers finish, until SIGINT/SIGTERM")
+    m.add_argument("--sweep", default="30000", help="with --follow: ms between sweeps when BullMQ writes no event")
+    m.add_argument("--id-gap", default=None, help="echomq's id counter kept this far above BullMQ's (default with --follow: 1000000)")
     m.add_argument("--json", action="store_true", help="print JSON instead of text")
     b = sub.add_parser("migrate-to-bullmq", help="move echomq queues back into BullMQ 6's layout")
     b.add_argument("queues", nargs="+", metavar="queue")
@@ -36,6 +41,35 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _int(s: Optional[str]) -> Any:
+    try:
+        return None if s is None else int(s)
+    except ValueError:
+        return s  # passed on as given: validation names the field and the value
+
+
+async def _follow(url: str, args: argparse.Namespace, batch: Any) -> Any:
+    """migrate-from-bullmq with --follow (or --id-gap): SIGINT/SIGTERM end following."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    def line(p: Dict[str, Any]) -> None:
+        if p["moved"] == 0 and p["reason"] == "event":
+            return
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        sys.stderr.write(f"{now} follow ({p['reason']}): moved {p['moved']}, {p['total']} in all; {p['left']} in BullMQ "
+                         f"({p['heldByBullMQ']} held by BullMQ workers); {p['stats']['passes']} passes, {len(p['stats']['collisions'])} id collisions\n")
+        sys.stderr.flush()
+
+    kw: Dict[str, Any] = {"id_gap": _int(args.id_gap)} if args.id_gap is not None else {}
+    if args.follow:
+        kw.update(follow=True, stop=stop, sweep_ms=_int(args.sweep), on_pass=line)
+    return await migrate_from_bullmq(url, args.queues, prefix=args.prefix, bullmq_prefix=args.bullmq_prefix,
+                                     dry_run=args.dry_run, force=args.force, batch_size=batch, **kw)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
     url = args.redis or os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379"
@@ -44,9 +78,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ValueError:
         batch = args.batch  # passed on as given: validation names the field and the value
     try:
-        move = migrate_to_bullmq if args.command == "migrate-to-bullmq" else migrate_from_bullmq
-        report = asyncio.run(move(url, args.queues, prefix=args.prefix, bullmq_prefix=args.bullmq_prefix,
-                                  dry_run=args.dry_run, force=args.force, batch_size=batch))
+        if args.command == "migrate-from-bullmq" and (args.follow or args.id_gap is not None):
+            report = asyncio.run(_follow(url, args, batch))
+        else:
+            move = migrate_to_bullmq if args.command == "migrate-to-bullmq" else migrate_from_bullmq
+            report = asyncio.run(move(url, args.queues, prefix=args.prefix, bullmq_prefix=args.bullmq_prefix,
+                                      dry_run=args.dry_run, force=args.force, batch_size=batch))
     except (EchoMQError, OSError) as err:
         sys.stderr.write(f"echomq: {err}\n")
         return 1

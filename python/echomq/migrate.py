@@ -4,10 +4,11 @@ migrateFromBullMQ (src/migrate/migrate.ts) does, by driving the same scripts of 
 killed at any point and run again moves each job exactly once. The report has Node's shape."""
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence
 
 from .codec import text
 from .connection import close_client, is_cluster, open_client, redis_now_ms
@@ -15,6 +16,7 @@ from .errors import EchoMQError
 from .keys import QueueKeys, queue_keys
 from .library import code
 from .runner import Runner
+from . import scripts
 from . import validate as v
 
 BULL_STATES = ("waiting-children", "wait", "paused", "prioritized", "active", "delayed", "failed", "completed")
@@ -66,7 +68,7 @@ def _pairs(r: List[Any], start: int) -> List[Dict[str, Any]]:
 def _empty(queue: str) -> Dict[str, Any]:
     return {"queue": queue, "states": {s: {"moved": 0, "left": 0} for s in BULL_STATES},
             "schedulers": {"moved": 0, "left": 0}, "deduplication": {"moved": 0},
-            "ids": {"bullmq": 0, "echomq": 0}, "paused": False, "cannot": [], "cannotCount": 0}
+            "ids": {"bullmq": 0, "echomq": 0}, "paused": False, "delivered": 0, "cannot": [], "cannotCount": 0}
 
 
 def _note(r: Dict[str, Any], what: str, refused: List[Dict[str, Any]]) -> None:
@@ -164,6 +166,8 @@ async def _move_pass(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: i
         res = await run.call("migrateJobs", [state, batch, skip, "1" if dry else "0", mk.prefix, mk.bull_prefix, moved_queues])
         examined, moved, left = int(res[0]), int(res[1]), int(res[2])
         refused = _pairs(res, 3)
+        await _deliver(run, mk, [x["id"] for x in refused if x["code"] > 0], r)
+        refused = [x for x in refused if x["code"] < 0]
         r["states"][state]["moved"] += moved
         too_big = [] if again is not None else [x for x in refused if x["code"] == too_big_code]
         if dry:
@@ -178,6 +182,25 @@ async def _move_pass(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: i
             break
     r["states"][state]["left"] = left - r["states"][state]["moved"] if dry else left
     return big
+
+
+async def _deliver(run: Runner, mk: _MoveKeys, ids: List[str], r: Dict[str, Any]) -> None:
+    """Finished children moved after their parent (BullMQ found the parent's records gone and
+    told no one): their outcome goes to the parent as echomq's settle sends it (Node's deliver)."""
+    for jid in ids:
+        jk = mk.keys.job(jid)
+        pid, pq, pol, st, rv, err = [text(x) for x in await run.client.hmget(jk, "pid", "pq", "pol", "st", "rv", "err")]
+        if not pid or not pq:
+            continue
+        if st == "c":
+            kind, value = "c", rv or "null"
+        elif pol in ("i", "f", "d", "c"):
+            kind, value = ("x" if pol == "c" else pol), err or ""
+        else:
+            continue  # no policy: the parent keeps waiting, as for a child failed in echomq
+        res = await scripts.resolve_child(Runner(run.client, queue_keys(pq, mk.prefix)), pid, jk, kind, value)
+        if int(res[0]) == 1:
+            r["delivered"] += 1
 
 
 async def _move_state(run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: int, moved_queues: str, r: Dict[str, Any]) -> None:
@@ -199,11 +222,136 @@ async def _move_dedup(run: Runner, ids: List[str], dry: bool, r: Dict[str, Any])
     _note(r, "deduplication", _pairs(res, 1))
 
 
+async def _pass_all(client: Any, keys: List[_MoveKeys], runs: List[Runner], o: Dict[str, Any], reason: str) -> List[Dict[str, Any]]:
+    """One pass over every queue (Node's movePassAll): ids, settings (first pass only), schedulers,
+    flows, states, and deduplication ids (a SCAN: not on passes woken by events)."""
+    dry_run, batch_size, moved_queues = o["dry_run"], o["batch_size"], o["moved_queues"]
+    reports = [_empty(mk.queue) for mk in keys]
+    for mk, run, r in zip(keys, runs, reports):
+        bull_id = int(text(await client.get(mk.bull_base + "id")) or 0)
+        r["ids"]["bullmq"] = bull_id
+        if dry_run:
+            r["ids"]["echomq"] = max(bull_id, int(text(await client.hget(mk.keys.meta, "id")) or 0))
+        else:
+            r["ids"]["echomq"] = int(await Runner(client, mk.keys).call("raiseJobId", [bull_id + o["id_gap"]]))
+        if reason == "first":
+            meta = await run.call("migrateMeta", ["1" if dry_run else "0"])
+            r["paused"] = meta[0] == "1"
+            if meta[1]:
+                r["concurrency"] = int(meta[1])
+            if meta[2] and meta[3]:
+                r["rateLimit"] = {"max": int(meta[2]), "duration": int(meta[3])}
+        skip, zkey = 0, mk.bull_base + "repeat"
+        while True:
+            ids = [text(x) for x in await client.zrange(zkey, skip, skip + 99)]
+            if not ids:
+                break
+            for sid in ids:
+                c = int(await run.call("migrateScheduler", [sid, "1" if dry_run else "0"]))
+                if c == 1:
+                    r["schedulers"]["moved"] += 1
+                elif c < 0:
+                    _note(r, "scheduler", [{"id": sid, "code": c}])
+                if c != 1 or dry_run:
+                    skip += 1
+        r["schedulers"]["left"] = await client.zcard(zkey) - (r["schedulers"]["moved"] if dry_run else 0)
+    for mk, run, r in zip(keys, runs, reports):
+        await _move_state(run, mk, "waiting-children", dry_run, batch_size, moved_queues, r)
+    for mk, run, r in zip(keys, runs, reports):
+        for s in BULL_STATES[1:]:
+            await _move_state(run, mk, s, dry_run, batch_size, moved_queues, r)
+        if reason == "event":
+            continue
+        base = mk.bull_base + "de:"
+        dids: List[str] = []
+        async for k in client.scan_iter(match=_glob_escape(base) + "*", count=1000):
+            dids.append(text(k)[len(base):])
+            if len(dids) == 500:
+                await _move_dedup(run, dids, dry_run, r)
+                dids = []
+        if dids:
+            await _move_dedup(run, dids, dry_run, r)
+    return reports
+
+
+def _jobs(reports: List[Dict[str, Any]]) -> int:
+    return sum(s["moved"] for r in reports for s in r["states"].values())
+
+
+def _merge(r: Dict[str, Any], p: Dict[str, Any]) -> Dict[str, Any]:
+    """A later pass added to the run's report: counts add up, what stays is the latest pass's."""
+    out = dict(r)
+    out["states"] = {s: {"moved": r["states"][s]["moved"] + p["states"][s]["moved"], "left": p["states"][s]["left"]} for s in BULL_STATES}
+    out["schedulers"] = {"moved": r["schedulers"]["moved"] + p["schedulers"]["moved"], "left": p["schedulers"]["left"]}
+    out["deduplication"] = {"moved": r["deduplication"]["moved"] + p["deduplication"]["moved"]}
+    out["ids"], out["cannot"], out["cannotCount"] = p["ids"], p["cannot"], p["cannotCount"]
+    out["delivered"] = r["delivered"] + p["delivered"]
+    return out
+
+
+def _note_collisions(stats: Dict[str, Any], reports: List[Dict[str, Any]]) -> None:
+    for q in reports:
+        for c in q["cannot"]:
+            what = f"{q['queue']} {c['what']}"
+            if c["code"] != code("MIGRATE_ID_TAKEN") or len(stats["collisions"]) >= _CANNOT_LISTED:
+                continue
+            if not any(x["id"] == c["id"] and x["what"] == what for x in stats["collisions"]):
+                stats["collisions"].append({**c, "what": what})
+
+
+async def _stream_tail(client: Any, key: str) -> str:
+    r = await client.xrevrange(key, "+", "-", count=1)
+    return text(r[0][0]) if r else "0-0"
+
+
+async def _follow(client: Any, streams: List[str], start: List[str], sweep_ms: int, stop: Optional[asyncio.Event],
+                  stats: Dict[str, Any], run_pass: Callable[[str], Awaitable[None]]) -> None:
+    """Node's followLoop: a pass per batch of BullMQ events (XREAD BLOCK on BullMQ's streams, never
+    its marker) and per sweep, until `stop` is set; then one last pass."""
+    began = time.monotonic()
+    ids = {k: v for k, v in zip(streams, start)}
+    sweep_at = time.monotonic() + sweep_ms / 1000
+    stopping = asyncio.ensure_future(stop.wait()) if stop is not None else asyncio.get_running_loop().create_future()
+    try:
+        while not stopping.done():
+            wait = max(1, int((sweep_at - time.monotonic()) * 1000))
+            read = asyncio.ensure_future(client.xread(ids, count=1000, block=wait))
+            await asyncio.wait({read, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not read.done():
+                read.cancel()
+                await asyncio.gather(read, return_exceptions=True)
+                break
+            reply = read.result()
+            if reply:
+                for key, entries in (reply.items() if isinstance(reply, dict) else reply):
+                    if entries:
+                        ids[text(key)] = text(entries[-1][0])
+                    stats["events"] += len(entries)
+                reason = "event"
+                stats["wakes"] += 1
+            else:
+                reason = "sweep"
+                stats["sweeps"] += 1
+            if reason == "sweep" or time.monotonic() >= sweep_at:
+                sweep_at = time.monotonic() + sweep_ms / 1000
+            stats["passes"] += 1
+            await run_pass(reason)
+        stats["passes"] += 1
+        await run_pass("stop")
+    finally:
+        stopping.cancel()
+        stats["durationMs"] = int((time.monotonic() - began) * 1000)
+
+
 async def migrate_from_bullmq(connection: Any, queues: Sequence[str], prefix: str = "emq", bullmq_prefix: str = "bull",
-                              dry_run: bool = False, force: bool = False, batch_size: int = 50) -> Dict[str, Any]:
+                              dry_run: bool = False, force: bool = False, batch_size: int = 50, follow: bool = False,
+                              stop: Optional[asyncio.Event] = None, sweep_ms: int = 30_000, id_gap: Optional[int] = None,
+                              on_pass: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """Moves BullMQ queues into the echomq queues of the same names; returns the report (Node's
     shape). Raises MigrationRefusedError (nothing written) while BullMQ workers run on them, when
-    keys could collide, or on a Cluster when a queue's two layouts are in different slots."""
+    keys could collide, or on a Cluster when a queue's two layouts are in different slots.
+    With follow, BullMQ's workers may run: it keeps moving what BullMQ's producers add and its
+    workers finish until `stop` is set (Node's `follow`, `signal`, `sweepMs`, `idGap`, `onPass`)."""
     if not isinstance(queues, (list, tuple)) or len(queues) == 0:
         v.fail("queues", "a non-empty list of BullMQ queue names", queues)
     names = []
@@ -218,67 +366,63 @@ async def migrate_from_bullmq(connection: Any, queues: Sequence[str], prefix: st
     for field, value in (("prefix", prefix), ("bullmqPrefix", bullmq_prefix)):
         if not isinstance(value, str) or value == "":
             v.fail(field, "a non-empty string", value)
+    if not isinstance(follow, bool):
+        v.fail("follow", "a boolean", follow)
+    if follow and dry_run:
+        v.fail("follow", "false with dryRun (a dry run changes nothing to follow)", follow)
+    if stop is not None and not isinstance(stop, asyncio.Event):
+        v.fail("stop", "an asyncio.Event", stop)
+    if not isinstance(sweep_ms, int) or isinstance(sweep_ms, bool) or not 1000 <= sweep_ms <= 3_600_000:
+        v.fail("sweepMs", "an integer from 1000 to 3600000", sweep_ms)
+    if id_gap is None:
+        id_gap = 1_000_000 if follow else 0
+    if not isinstance(id_gap, int) or isinstance(id_gap, bool) or not 0 <= id_gap <= 10**12:
+        v.fail("idGap", "an integer from 0 to 1e12", id_gap)
     started = time.monotonic()
     client, owned = open_client(connection)
     try:
         w = await _worker_check(client, names, prefix, bullmq_prefix)
-        soft = _worker_refusals([], w["unknown"], w["unreadable"])
+        # Following expects BullMQ's workers to run: the report names them instead.
+        soft = [] if follow else _worker_refusals([], w["unknown"], w["unreadable"])
         refusals = [*(await _layout_refusals(client, names, prefix, bullmq_prefix)),
                     *(await _slot_refusals(client, names, prefix, bullmq_prefix)),
                     *(await _pro_refusals(client, names, bullmq_prefix)),
-                    *_worker_refusals(w["bullmq"], [], None), *([] if force else soft)]
+                    *([] if follow else _worker_refusals(w["bullmq"], [], None)), *([] if force else soft)]
         if refusals and not dry_run:
             raise MigrationRefusedError(refusals)
         clock_offset = await redis_now_ms(client) - int(time.time() * 1000)
-        moved_queues = json.dumps(names, separators=(",", ":"), ensure_ascii=False)
+        o = {"dry_run": dry_run, "batch_size": batch_size, "id_gap": id_gap,
+             "moved_queues": json.dumps(names, separators=(",", ":"), ensure_ascii=False)}
         keys = [_MoveKeys(q, prefix, bullmq_prefix) for q in names]
         runs = [Runner(client, mk) for mk in keys]  # type: ignore[arg-type]
-        reports = [_empty(q) for q in names]
-        for mk, run, r in zip(keys, runs, reports):
-            bull_id = int(text(await client.get(mk.bull_base + "id")) or 0)
-            r["ids"]["bullmq"] = bull_id
-            if dry_run:
-                r["ids"]["echomq"] = max(bull_id, int(text(await client.hget(mk.keys.meta, "id")) or 0))
-            else:
-                r["ids"]["echomq"] = int(await Runner(client, mk.keys).call("raiseJobId", [bull_id]))
-            meta = await run.call("migrateMeta", ["1" if dry_run else "0"])
-            r["paused"] = meta[0] == "1"
-            if meta[1]:
-                r["concurrency"] = int(meta[1])
-            if meta[2] and meta[3]:
-                r["rateLimit"] = {"max": int(meta[2]), "duration": int(meta[3])}
-            skip, zkey = 0, mk.bull_base + "repeat"
-            while True:
-                ids = [text(x) for x in await client.zrange(zkey, skip, skip + 99)]
-                if not ids:
-                    break
-                for sid in ids:
-                    c = int(await run.call("migrateScheduler", [sid, "1" if dry_run else "0"]))
-                    if c == 1:
-                        r["schedulers"]["moved"] += 1
-                    elif c < 0:
-                        _note(r, "scheduler", [{"id": sid, "code": c}])
-                    if c != 1 or dry_run:
-                        skip += 1
-            r["schedulers"]["left"] = await client.zcard(zkey) - (r["schedulers"]["moved"] if dry_run else 0)
-        for mk, run, r in zip(keys, runs, reports):
-            await _move_state(run, mk, "waiting-children", dry_run, batch_size, moved_queues, r)
-        for mk, run, r in zip(keys, runs, reports):
-            for s in BULL_STATES[1:]:
-                await _move_state(run, mk, s, dry_run, batch_size, moved_queues, r)
-            base = mk.bull_base + "de:"
-            ids: List[str] = []
-            async for k in client.scan_iter(match=_glob_escape(base) + "*", count=1000):
-                ids.append(text(k)[len(base):])
-                if len(ids) == 500:
-                    await _move_dedup(run, ids, dry_run, r)
-                    ids = []
-            if ids:
-                await _move_dedup(run, ids, dry_run, r)
-        jobs = sum(s["moved"] for r in reports for s in r["states"].values())
-        return {"dryRun": dry_run, "prefix": prefix, "bullmqPrefix": bullmq_prefix, "queues": reports, "jobs": jobs,
-                "refusals": refusals, "workers": {"echomq": w["echomq"], "forced": soft if force else []},
-                "clockOffsetMs": clock_offset, "durationMs": int((time.monotonic() - started) * 1000)}
+        streams = [mk.bull_base + "events" for mk in keys]
+        start = [await _stream_tail(client, k) for k in streams] if follow else []
+        reports = await _pass_all(client, keys, runs, o, "first")
+        workers: Dict[str, Any] = {"echomq": w["echomq"], "forced": soft if force else []}
+        if follow:
+            workers["bullmq"] = [*w["bullmq"], *w["unknown"]]
+        report: Dict[str, Any] = {"dryRun": dry_run, "prefix": prefix, "bullmqPrefix": bullmq_prefix, "queues": reports,
+                                  "jobs": _jobs(reports), "refusals": refusals, "workers": workers,
+                                  "clockOffsetMs": clock_offset, "durationMs": 0}
+        if follow:
+            stats: Dict[str, Any] = {"passes": 0, "wakes": 0, "sweeps": 0, "events": 0, "collisions": [], "durationMs": 0}
+            report["follow"] = stats
+            _note_collisions(stats, reports)
+
+            async def run_pass(reason: str) -> None:
+                p = await _pass_all(client, keys, runs, o, reason)
+                moved = _jobs(p)
+                _note_collisions(stats, p)
+                report["queues"] = [_merge(r, x) for r, x in zip(report["queues"], p)]
+                report["jobs"] += moved
+                if on_pass is not None:
+                    on_pass({"reason": reason, "moved": moved, "total": report["jobs"], "stats": stats,
+                             "left": sum(c["left"] for q in p for c in q["states"].values()),
+                             "heldByBullMQ": sum(q["states"]["active"]["left"] for q in p)})
+
+            await _follow(client, streams, start, sweep_ms, stop, stats, run_pass)
+        report["durationMs"] = int((time.monotonic() - started) * 1000)
+        return report
     finally:
         if owned:
             await close_client(client)
@@ -303,6 +447,8 @@ def migration_text(r: Dict[str, Any]) -> str:
                                 f"rate limit {q['rateLimit']['max']} per {q['rateLimit']['duration']} ms" if "rateLimit" in q else "") if x]
         if settings:
             lines.append(f"  settings          {', '.join(settings)}")
+        if q.get("delivered", 0) > 0:
+            lines.append(f"  flow children     {q['delivered']} outcomes delivered to parents moved before the child finished")
         if q["cannotCount"] > 0:
             lines.append(f"  cannot move {q['cannotCount']}:")
             for c in q["cannot"]:
@@ -313,6 +459,13 @@ def migration_text(r: Dict[str, Any]) -> str:
         lines.append(f"the move would be refused: {f}")
     for f in r["workers"]["forced"]:
         lines.append(f"forced past: {f}")
+    if "follow" in r:
+        fo = r["follow"]
+        lines.append(f"followed {round(fo['durationMs'] / 1000)} s: {fo['passes']} passes ({fo['wakes']} woken by {fo['events']} BullMQ events, {fo['sweeps']} sweeps)")
+        for c in fo["collisions"]:
+            lines.append(f"  id collision: {c['what']} {c['id']}: {c['reason']} (left in BullMQ, not overwritten)")
+        if r["workers"].get("bullmq"):
+            lines.append(f"BullMQ worker connections seen at the start: {', '.join(r['workers']['bullmq'])}")
     off = r["clockOffsetMs"]
     lines.append(f"{r['jobs']} jobs {verb} in {r['durationMs']} ms (Redis clock {'+' if off >= 0 else ''}{off} ms from this host's)")
     return "\n".join(lines) + "\n"

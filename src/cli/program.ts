@@ -14,6 +14,7 @@ import * as states from '../operator/states.js';
 import { requireKnownLane, topLanes, type LaneSortKey } from '../operator/lanes.js';
 import * as sched from '../operator/schedulers.js';
 import { migrateFromBullMQ, migrationText } from '../migrate/migrate.js';
+import type { FollowProgress } from '../migrate/follow.js';
 import { migrateToBullMQ, migrationBackText } from '../migrate/back.js';
 import {
   jobText, jobsTable, lanesTable, progressBar, queuesTable, schedulerText, schedulersTable, statusText, workersTable,
@@ -338,12 +339,20 @@ function build(io: CliIO): Command {
     .option('--dry-run', 'report what would move and what cannot, and why; change nothing')
     .option('--force', 'go on when the check for running BullMQ workers cannot tell (CLIENT LIST denied, or Redis < 7.2 with one prefix for both)')
     .option('--batch <n>', 'jobs per script call (1..1000)', '50')
+    .option('--follow', 'after the move, keep moving what BullMQ producers add and BullMQ workers finish, until SIGINT/SIGTERM (BullMQ workers may run)')
+    .option('--sweep <ms>', 'with --follow: ms between sweeps when BullMQ writes no event', '30000')
+    .option('--id-gap <n>', "echomq's id counter kept this far above BullMQ's (default with --follow: 1000000)")
     .addOption(json())
     .action(
       action(async (t, [queues], o) => {
+        const follow = Boolean(o.follow);
+        const stop = new AbortController();
+        if (follow) void (io.untilStopped ?? untilSignal)().then(() => stop.abort());
         const report = await migrateFromBullMQ({
           connection: t.client, queues: queues as unknown as string[], prefix: t.prefix, bullmqPrefix: String(o.bullmqPrefix),
           dryRun: Boolean(o.dryRun), force: Boolean(o.force), batchSize: num(String(o.batch)),
+          ...(follow ? { follow, signal: stop.signal, sweepMs: num(String(o.sweep)), onPass: followLine(io) } : {}),
+          ...(o.idGap !== undefined ? { idGap: num(String(o.idGap)) } : {}),
         });
         return { data: report, text: migrationText(report) };
       }),
@@ -408,6 +417,14 @@ function build(io: CliIO): Command {
     });
 
   return program;
+}
+
+/** Following: one progress line on stderr for each pass that moved jobs, and at each sweep. */
+function followLine(io: CliIO): (p: FollowProgress) => void {
+  return (p) => {
+    if (p.moved === 0 && p.reason === 'event') return;
+    io.err(`${new Date().toISOString()} follow (${p.reason}): moved ${p.moved}, ${p.total} in all; ${p.left} in BullMQ (${p.heldByBullMQ} held by BullMQ workers); ${p.stats.passes} passes, ${p.stats.collisions.length} id collisions\n`);
+  };
 }
 
 function untilSignal(): Promise<void> {

@@ -13,7 +13,7 @@ import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { layoutRefusals, MigrationRefusedError, slotRefusals, workerCheck } from './checks.js';
 import { moveKeys, type MoveKeys, type Refused } from './scripts.js';
 import { readyBatches } from './back-order.js';
-import type { CannotMove, MigrateOptions, StateCount } from './migrate.js';
+import type { CannotMove, MoveOptions as MigrateOptions, StateCount } from './migrate.js';
 
 const calls = { jobs: bindScript('migrateBackJobs'), meta: bindScript('migrateBackMeta'), scheduler: bindScript('migrateBackScheduler'), dedup: bindScript('migrateBackDedup') };
 

@@ -8,13 +8,16 @@
 import { openConnection, type ConnectionInput, type RedisClient } from '../core/connection.js';
 import { queueKeys, DEFAULT_PREFIX } from '../core/keys.js';
 import { Code, MIGRATE_REASONS } from '../core/errors.js';
-import { MetaField } from '../core/fields.js';
+import { JobField, JobStateCode, MetaField } from '../core/fields.js';
+import { lifecycleScripts, type ChildOutcome } from '../scripts/lifecycle.js';
 import { redisNowMs } from '../core/values.js';
 import * as v from '../core/validate.js';
 import { globEscape, layoutRefusals, MigrationRefusedError, proRefusals, scanKeys, slotRefusals, workerCheck, workerRefusals } from './checks.js';
+import { followLoop, streamTail, type FollowProgress, type FollowStats, type PassReason } from './follow.js';
 import { BULL_STATES, moveKeys, moveScripts, type BullState, type MoveKeys, type Refused } from './scripts.js';
 
-export interface MigrateOptions {
+/** The options both directions take. */
+export interface MoveOptions {
   /** An ioredis client (shared, not closed), a URL or connection options. */
   connection?: ConnectionInput;
   /** The BullMQ queue names to move (each becomes the echomq queue of the same name). */
@@ -29,6 +32,25 @@ export interface MigrateOptions {
   force?: boolean;
   /** Jobs examined per script call (1..1000). Default 50: about 1.7 ms of Redis CPU a call for 1 KB jobs (bench/migrate.mjs). */
   batchSize?: number;
+}
+
+export interface MigrateOptions extends MoveOptions {
+  /**
+   * Keep moving what BullMQ's producers still add, and what BullMQ's workers finish, until
+   * `signal` aborts (BullMQ workers may run meanwhile: jobs they hold stay theirs).
+   */
+  follow?: boolean;
+  /** Ends following: the pass in hand finishes, one last pass runs, the report is returned. */
+  signal?: AbortSignal;
+  /** Following: ms between sweeps run without a BullMQ event (1000..3600000). Default 30000. */
+  sweepMs?: number;
+  /**
+   * echomq's id counter is raised to BullMQ's plus this gap at every pass, so ids the two
+   * systems generate meanwhile do not meet (0..1e12). Default 1,000,000 when following, else 0.
+   */
+  idGap?: number;
+  /** Following: called after every pass with a progress line's numbers. */
+  onPass?: (p: FollowProgress) => void;
 }
 
 /** Why a job, scheduler or deduplication id stays in BullMQ, by the scripts' status code. */
@@ -59,6 +81,8 @@ export interface QueueMigration {
   paused: boolean;
   concurrency?: number;
   rateLimit?: { max: number; duration: number };
+  /** Finished children whose outcome went to a parent moved before they finished. */
+  delivered: number;
   /** What stays in BullMQ, at most 100 entries per queue (cannotCount has them all). */
   cannot: CannotMove[];
   cannotCount: number;
@@ -74,7 +98,9 @@ export interface MigrationReport {
   /** Moved (or would move) jobs over all queues and states. */
   jobs: number;
   /** echomq worker connections seen on the queues; refusals passed over with force. */
-  workers: { echomq: number; forced: string[] };
+  workers: { echomq: number; forced: string[]; bullmq?: string[] };
+  /** Following: its passes, wake-ups and any id collision met. */
+  follow?: FollowStats;
   /** Redis clock minus this process's clock, ms: BullMQ's due times were on producers' clocks. */
   clockOffsetMs: number;
   durationMs: number;
@@ -82,7 +108,9 @@ export interface MigrationReport {
 
 const CANNOT_LISTED = 100;
 
-function validate(o: MigrateOptions): Required<Omit<MigrateOptions, 'connection'>> {
+type Valid = Required<Omit<MigrateOptions, 'connection' | 'signal' | 'onPass'>>;
+
+function validate(o: MigrateOptions): Valid {
   v.plainObject('options', o);
   if (!Array.isArray(o.queues) || o.queues.length === 0) v.fail('queues', 'a non-empty array of BullMQ queue names', o.queues);
   const queues = o.queues.map((q, i) => {
@@ -92,7 +120,14 @@ function validate(o: MigrateOptions): Required<Omit<MigrateOptions, 'connection'
   });
   if (new Set(queues).size !== queues.length) v.fail('queues', 'distinct queue names', o.queues);
   const batchSize = o.batchSize === undefined ? 50 : v.integerIn('batchSize', o.batchSize, 1, 1000);
+  const follow = o.follow === undefined ? false : v.boolean('follow', o.follow);
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) v.fail('signal', 'an AbortSignal', o.signal);
+  if (o.onPass !== undefined && typeof o.onPass !== 'function') v.fail('onPass', 'a function', o.onPass);
+  if (follow && o.dryRun === true) v.fail('follow', 'false with dryRun (a dry run changes nothing to follow)', o.follow);
   return {
+    follow,
+    sweepMs: o.sweepMs === undefined ? 30_000 : v.integerIn('sweepMs', o.sweepMs, 1000, 3_600_000),
+    idGap: o.idGap === undefined ? (follow ? 1_000_000 : 0) : v.integerIn('idGap', o.idGap, 0, 1e12),
     queues,
     prefix: o.prefix === undefined ? DEFAULT_PREFIX : v.prefix(o.prefix),
     bullmqPrefix: o.bullmqPrefix === undefined ? 'bull' : v.nonEmptyString('bullmqPrefix', o.bullmqPrefix, 256),
@@ -104,7 +139,7 @@ function validate(o: MigrateOptions): Required<Omit<MigrateOptions, 'connection'
 
 function emptyReport(queue: string): QueueMigration {
   const states = Object.fromEntries(BULL_STATES.map((s) => [s, { moved: 0, left: 0 }])) as Record<BullState, StateCount>;
-  return { queue, states, schedulers: { moved: 0, left: 0 }, deduplication: { moved: 0 }, ids: { bullmq: 0, echomq: 0 }, paused: false, cannot: [], cannotCount: 0 };
+  return { queue, states, schedulers: { moved: 0, left: 0 }, deduplication: { moved: 0 }, ids: { bullmq: 0, echomq: 0 }, paused: false, delivered: 0, cannot: [], cannotCount: 0 };
 }
 
 function noteCannot(r: QueueMigration, what: string, refused: readonly Refused[]): void {
@@ -145,6 +180,8 @@ async function movePass(
   for (;;) {
     const res = await moveScripts.jobs(client, keys, state, o.batchSize, skip, o.dryRun, o.queues);
     r.states[state].moved += res.moved;
+    await deliver(client, keys, res.refused.filter((x) => x.code > 0).map((x) => x.id), r);
+    res.refused = res.refused.filter((x) => x.code < 0);
     const tooBig = again ? [] : res.refused.filter((x) => x.code === Code.MIGRATE_TOO_BIG);
     // A dry run counts such a parent as moving (in steps); a move takes it in the second pass.
     if (o.dryRun) r.states[state].moved += tooBig.length;
@@ -157,6 +194,26 @@ async function movePass(
   }
   r.states[state].left = o.dryRun ? left - r.states[state].moved : left;
   return big;
+}
+
+/**
+ * Finished children moved after their parent (a BullMQ worker finished them once the parent was
+ * in echomq, and BullMQ, finding the parent's records gone, told no one): their outcome goes to
+ * the parent as echomq's own settle would send it (resolveChild, counted once however often).
+ */
+async function deliver(client: RedisClient, keys: MoveKeys, ids: readonly string[], r: QueueMigration): Promise<void> {
+  for (const id of ids) {
+    const jk = `${keys.jobBase}${id}`;
+    const [pid, pq, pol, st, rv, err] = await client.hmget(jk, JobField.parentId, JobField.parentQueue, JobField.parentPolicy, JobField.state, JobField.returnValue, JobField.failedReason);
+    if (!pid || !pq) continue;
+    let kind: ChildOutcome;
+    if (st === JobStateCode.completed) kind = 'c';
+    else if (pol === 'i' || pol === 'f' || pol === 'd') kind = pol;
+    else if (pol === 'c') kind = 'x';
+    else continue; // no policy: the parent keeps waiting, as for a child failed in echomq
+    const res = await lifecycleScripts.resolveChild({ client, keys: queueKeys(pq, keys.prefix) }, { parentId: pid, childKey: jk, kind, value: kind === 'c' ? (rv ?? 'null') : (err ?? '') });
+    if (res.status === 1) r.delivered++;
+  }
 }
 
 async function moveSchedulers(client: RedisClient, keys: MoveKeys, dryRun: boolean, r: QueueMigration): Promise<void> {
@@ -202,43 +259,105 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     const client = await conn.initializing;
     const w = await workerCheck(client, o.queues, o.prefix, o.bullmqPrefix);
     // Soft: the check cannot tell; --force goes on past them (and the report names them).
-    const soft = workerRefusals({ bullmq: [], unknown: w.unknown, echomq: 0, unreadable: w.unreadable });
+    // Following expects BullMQ's workers to run: the report names them instead.
+    const soft = o.follow ? [] : workerRefusals({ bullmq: [], unknown: w.unknown, echomq: 0, unreadable: w.unreadable });
     const refusals = [
       ...(await layoutRefusals(client, o.queues, o.prefix, o.bullmqPrefix)), ...(await slotRefusals(client, o.queues, o.prefix, o.bullmqPrefix)),
       ...(await proRefusals(client, o.queues, o.bullmqPrefix)),
-      ...workerRefusals({ bullmq: w.bullmq, unknown: [], echomq: 0 }), ...(o.force ? [] : soft),
+      ...(o.follow ? [] : workerRefusals({ bullmq: w.bullmq, unknown: [], echomq: 0 })), ...(o.force ? [] : soft),
     ];
     // A dry run reports the refusals with what would move; a move writes nothing.
     if (refusals.length > 0 && !o.dryRun) throw new MigrationRefusedError(refusals);
     const clockOffsetMs = (await redisNowMs(client)) - Date.now();
 
     const keys = o.queues.map((q) => moveKeys(q, o.prefix, o.bullmqPrefix));
-    const reports = o.queues.map(emptyReport);
-    // Ids first, so no id echomq generates meanwhile can take a BullMQ job's.
-    for (const [i, k] of keys.entries()) {
-      const bullId = Number((await client.get(`${k.bullBase}id`)) ?? '0') || 0;
-      reports[i]!.ids.bullmq = bullId;
-      reports[i]!.ids.echomq = o.dryRun ? Math.max(bullId, Number((await client.hget(k.meta, MetaField.lastId)) ?? '0')) : await moveScripts.raiseJobId(client, queueKeys(k.queue, o.prefix), bullId);
+    // Following starts after the streams' newest entries: what comes later wakes it.
+    const streams = keys.map((k) => `${k.bullBase}events`);
+    const from = o.follow ? await Promise.all(streams.map((s) => streamTail(client, s))) : [];
+    const reports = await movePassAll(client, keys, o, 'first');
+    const report: MigrationReport = {
+      dryRun: o.dryRun, prefix: o.prefix, bullmqPrefix: o.bullmqPrefix, queues: reports, jobs: countJobs(reports), refusals,
+      workers: { echomq: w.echomq, forced: o.force ? soft : [], ...(o.follow ? { bullmq: [...w.bullmq, ...w.unknown] } : {}) },
+      clockOffsetMs, durationMs: 0,
+    };
+    if (o.follow) {
+      const stats: FollowStats = { passes: 0, wakes: 0, sweeps: 0, events: 0, collisions: [], durationMs: 0 };
+      report.follow = stats;
+      noteCollisions(stats, reports);
+      await followLoop({
+        client, streams, from, sweepMs: o.sweepMs, signal: options.signal, stats,
+        pass: async (reason: PassReason) => {
+          const pass = await movePassAll(client, keys, o, reason);
+          const moved = countJobs(pass);
+          noteCollisions(stats, pass);
+          report.queues = report.queues.map((r, i) => mergePass(r, pass[i]!));
+          report.jobs += moved;
+          options.onPass?.({
+            reason, moved, total: report.jobs, stats,
+            left: pass.reduce((n, q) => n + Object.values(q.states).reduce((m, c) => m + c.left, 0), 0),
+            heldByBullMQ: pass.reduce((n, q) => n + q.states.active.left, 0),
+          });
+        },
+      });
+    }
+    report.durationMs = Date.now() - started;
+    return report;
+  } finally {
+    await conn.close();
+  }
+}
+
+const countJobs = (qs: readonly QueueMigration[]): number => qs.reduce((n, r) => n + Object.values(r.states).reduce((m, s) => m + s.moved, 0), 0);
+
+/**
+ * One pass over every queue: ids, settings (first pass only), schedulers, flows, states, and
+ * deduplication ids (a SCAN of the keyspace: not on passes woken by events, only on the
+ * first, the sweeps and the last).
+ */
+async function movePassAll(client: RedisClient, keys: readonly MoveKeys[], o: Valid, reason: PassReason): Promise<QueueMigration[]> {
+  const first = reason === 'first';
+  const reports = o.queues.map(emptyReport);
+  // Ids first, so no id echomq generates meanwhile can take a BullMQ job's; while following,
+  // BullMQ's producers still draw ids, so echomq's stay `idGap` above BullMQ's at every pass.
+  for (const [i, k] of keys.entries()) {
+    const bullId = Number((await client.get(`${k.bullBase}id`)) ?? '0') || 0;
+    reports[i]!.ids.bullmq = bullId;
+    reports[i]!.ids.echomq = o.dryRun ? Math.max(bullId, Number((await client.hget(k.meta, MetaField.lastId)) ?? '0')) : await moveScripts.raiseJobId(client, queueKeys(k.queue, o.prefix), bullId + o.idGap);
+    if (first) {
       const meta = await moveScripts.meta(client, k, o.dryRun);
       reports[i]!.paused = meta.paused;
       if (meta.concurrency !== undefined) reports[i]!.concurrency = meta.concurrency;
       if (meta.rateMax !== undefined && meta.rateDuration !== undefined) reports[i]!.rateLimit = { max: meta.rateMax, duration: meta.rateDuration };
-      await moveSchedulers(client, k, o.dryRun, reports[i]!);
     }
-    // Flow parents of every queue before any child, so a child never reports to a parent not
-    // moved yet; then each queue's states in BullMQ's serving order.
-    for (const [i, k] of keys.entries()) await moveState(client, k, 'waiting-children', o, reports[i]!);
-    for (const [i, k] of keys.entries()) {
-      for (const s of BULL_STATES) if (s !== 'waiting-children') await moveState(client, k, s, o, reports[i]!);
-      await moveDedup(client, k, o.dryRun, reports[i]!);
+    await moveSchedulers(client, k, o.dryRun, reports[i]!);
+  }
+  // Flow parents of every queue before any child, so a child never reports to a parent not
+  // moved yet; then each queue's states in BullMQ's serving order.
+  for (const [i, k] of keys.entries()) await moveState(client, k, 'waiting-children', o, reports[i]!);
+  for (const [i, k] of keys.entries()) {
+    for (const s of BULL_STATES) if (s !== 'waiting-children') await moveState(client, k, s, o, reports[i]!);
+    if (reason !== 'event') await moveDedup(client, k, o.dryRun, reports[i]!);
+  }
+  return reports;
+}
+
+/** A later pass added to the run's report: counts add up, what stays is the latest pass's. */
+function mergePass(r: QueueMigration, p: QueueMigration): QueueMigration {
+  const states = Object.fromEntries(BULL_STATES.map((s) => [s, { moved: r.states[s].moved + p.states[s].moved, left: p.states[s].left }])) as Record<BullState, StateCount>;
+  return {
+    ...r, states, ids: p.ids, delivered: r.delivered + p.delivered, cannot: p.cannot, cannotCount: p.cannotCount,
+    schedulers: { moved: r.schedulers.moved + p.schedulers.moved, left: p.schedulers.left },
+    deduplication: { moved: r.deduplication.moved + p.deduplication.moved },
+  };
+}
+
+/** Ids echomq already held when BullMQ's job came to move: named once each, never overwritten. */
+function noteCollisions(stats: FollowStats, qs: readonly QueueMigration[]): void {
+  for (const q of qs) {
+    for (const c of q.cannot) {
+      if (c.code !== Code.MIGRATE_ID_TAKEN || stats.collisions.length >= CANNOT_LISTED) continue;
+      if (!stats.collisions.some((x) => x.id === c.id && x.what === `${q.queue} ${c.what}`)) stats.collisions.push({ ...c, what: `${q.queue} ${c.what}` });
     }
-    const jobs = reports.reduce((n, r) => n + Object.values(r.states).reduce((m, s) => m + s.moved, 0), 0);
-    return {
-      dryRun: o.dryRun, prefix: o.prefix, bullmqPrefix: o.bullmqPrefix, queues: reports, jobs, refusals,
-      workers: { echomq: w.echomq, forced: o.force ? soft : [] }, clockOffsetMs, durationMs: Date.now() - started,
-    };
-  } finally {
-    await conn.close();
   }
 }
 
@@ -258,6 +377,7 @@ export function migrationText(r: MigrationReport): string {
     const settings = [q.paused ? 'paused' : '', q.concurrency !== undefined ? `concurrency ${q.concurrency}` : '',
       q.rateLimit ? `rate limit ${q.rateLimit.max} per ${q.rateLimit.duration} ms` : ''].filter(Boolean);
     if (settings.length > 0) lines.push(`  settings          ${settings.join(', ')}`);
+    if (q.delivered > 0) lines.push(`  flow children     ${q.delivered} outcomes delivered to parents moved before the child finished`);
     if (q.cannotCount > 0) {
       lines.push(`  cannot move ${q.cannotCount}:`);
       for (const c of q.cannot) lines.push(`    ${c.what} ${c.id}: ${c.reason}`);
@@ -266,6 +386,12 @@ export function migrationText(r: MigrationReport): string {
   }
   for (const f of r.refusals) lines.push(`the move would be refused: ${f}`);
   for (const f of r.workers.forced) lines.push(`forced past: ${f}`);
+  if (r.follow) {
+    const f = r.follow;
+    lines.push(`followed ${Math.round(f.durationMs / 1000)} s: ${f.passes} passes (${f.wakes} woken by ${f.events} BullMQ events, ${f.sweeps} sweeps)`);
+    for (const c of f.collisions) lines.push(`  id collision: ${c.what} ${c.id}: ${c.reason} (left in BullMQ, not overwritten)`);
+    if ((r.workers.bullmq ?? []).length > 0) lines.push(`BullMQ worker connections seen at the start: ${r.workers.bullmq!.join(', ')}`);
+  }
   lines.push(`${r.jobs} jobs ${verb} in ${r.durationMs} ms (Redis clock ${r.clockOffsetMs >= 0 ? '+' : ''}${r.clockOffsetMs} ms from this host's)`);
   return lines.join('\n') + '\n';
 }

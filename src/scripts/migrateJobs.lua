@@ -19,6 +19,9 @@
 --   BullMQ lock is live (active), -22 its parent or a pending child is in a queue or prefix
 --   not moved (or its parent was refused and still waits for children in BullMQ, or a pending
 --   child cannot move: its id taken in echomq, a Pro group job), -23 BullMQ Pro data (a group id), -24 more children than one call moves (its finished ones can go ahead with migrateDeps);
+--   code 1 is no refusal: a completed or failed child moved whose parent, moved before it
+--   finished, still counts it pending in echomq (BullMQ found the parent's records gone and
+--   told it nothing): the caller delivers its outcome with resolveChild;
 --   entries without a job hash (and wait's `0:` markers of BullMQ < 5) are dropped and not
 --   counted as moved.
 -- Errors: -20, -21, -22, -23, -24 (per job, as above).
@@ -47,7 +50,7 @@ else
   for i = 1, #raw, 2 do ids[#ids + 1], scores[#scores + 1] = raw[i], raw[i + 1] end
 end
 
-local ID_TAKEN, LOCKED, OUTSIDE, PRO, BIG = -20, -21, -22, -23, -24
+local ID_TAKEN, LOCKED, OUTSIDE, PRO, BIG, DELIVER = -20, -21, -22, -23, -24, 1
 local reply = { #ids, 0, 0 }
 local kept = {} -- refused ids of a list window, in serving order
 local gone = {} -- ids leaving a sorted set
@@ -143,12 +146,16 @@ local function moveOne(id, score)
   if source == 'active' then redis.call('SREM', K.bullBase .. 'stalled', id) end
   dropBullJob(id, extras, source == 'active')
   moved = moved + 1
+  if pq and not unfinished and redis.call('HGET', emqDepsKeyOf(pq, pid), jk) == 'p' then return DELIVER end
   return nil
 end
 
 for i, id in ipairs(ids) do
   local code = moveOne(id, scores[i])
-  if code then
+  if code == DELIVER then
+    reply[#reply + 1], reply[#reply + 2] = id, code
+    gone[#gone + 1] = id
+  elseif code then
     reply[#reply + 1], reply[#reply + 2] = id, code
     kept[#kept + 1] = id
   elseif not isList and not dry then

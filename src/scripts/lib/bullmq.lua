@@ -24,6 +24,11 @@ local function emqJobKeyOf(queue, id)
   return mv.emq .. ':{' .. string.gsub(queue, '[%%{}]', ESCAPES) .. '}:job:' .. id
 end
 
+-- echomq's deps hash of a job of another queue (a flow parent's children records).
+local function emqDepsKeyOf(queue, id)
+  return mv.emq .. ':{' .. string.gsub(queue, '[%%{}]', ESCAPES) .. '}:deps:' .. id
+end
+
 -- A BullMQ job key as (queue, id), or nil when it is not under the BullMQ prefix. BullMQ's
 -- queue names hold no ':', so the first ':' after the prefix ends the queue name.
 local function splitBullKey(key)
