@@ -71,7 +71,7 @@ export const LIB_DEPENDENCIES: Readonly<Record<string, readonly string[]>> = {
   'lib/once.lua': [],
   'lib/runs.lua': [],
   'lib/guard.lua': ['lib/common.lua'],
-  'lib/bullmq.lua': [],
+  'lib/bullmq.lua': ['lib/common.lua'],
   'lib/bullmq-back.lua': ['lib/common.lua', 'lib/bullmq.lua'],
 };
 
