@@ -11,7 +11,7 @@ import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { layoutRefusals, MigrationRefusedError, slotRefusals, workerCheck } from './checks.js';
 import { moveKeys, type MoveKeys, type Refused } from './scripts.js';
 import { readyBatches } from './back-order.js';
-import { moveSchedulerSet, noteCannot, queueLines, runLines, validateMove, type CannotMove, type MoveOptions as MigrateOptions, type StateCount, type ValidMove } from './report.js';
+import { moveSchedulerSet, noteCannot, queueLines, runLines, validateMove, type MoveOptions as MigrateOptions, type QueueMoveCounts, type StateCount, type ValidMove } from './report.js';
 
 const calls = { jobs: bindScript('migrateBackJobs'), meta: bindScript('migrateBackMeta'), scheduler: bindScript('migrateBackScheduler'), dedup: bindScript('migrateBackDedup') };
 
@@ -29,22 +29,11 @@ export const BACK_REASONS: Readonly<Record<number, string>> = {
   [Code.MIGRATE_LOCKED]: 'a deduplication id whose holder job is still in echomq (active, or refused): run again once it moved',
 };
 
-export interface QueueMigrationBack {
-  queue: string;
-  states: Record<BackState, StateCount>;
-  /** Job schedulers (moved before the jobs, so a slot's job finds its scheduler in BullMQ). */
-  schedulers: StateCount;
-  /** Live deduplication ids moved to BullMQ's `de:<id>` keys (after the jobs that hold them). */
-  deduplication: { moved: number };
+export interface QueueMigrationBack extends QueueMoveCounts<BackState> {
   /** Active jobs left in echomq (never taken: finish or stop their workers first). */
   active: number;
   /** BullMQ's id counter after the move (ids BullMQ generates start above it). */
   ids: { bullmq: number };
-  paused: boolean;
-  concurrency?: number;
-  rateLimit?: { max: number; duration: number };
-  cannot: CannotMove[];
-  cannotCount: number;
 }
 
 export interface MigrationBackReport {

@@ -15,7 +15,7 @@ import * as v from '../core/validate.js';
 import { globEscape, layoutRefusals, MigrationRefusedError, proRefusals, scanKeys, slotRefusals, workerCheck, workerRefusals } from './checks.js';
 import { followLoop, streamTail, type FollowProgress, type FollowStats, type PassReason } from './follow.js';
 import { BULL_STATES, moveKeys, moveScripts, type BullState, type MoveKeys, type Refused } from './scripts.js';
-import { CANNOT_LISTED, moveSchedulerSet, noteCannot as note, queueLines, runLines, validateMove, type CannotMove, type MoveOptions, type StateCount } from './report.js';
+import { CANNOT_LISTED, moveSchedulerSet, noteCannot as note, queueLines, runLines, validateMove, type MoveOptions, type QueueMoveCounts, type StateCount } from './report.js';
 
 export type { CannotMove, MoveOptions, StateCount } from './report.js';
 
@@ -41,21 +41,11 @@ export interface MigrateOptions extends MoveOptions {
 /** Why a job, scheduler or deduplication id stays in BullMQ, by the scripts' status code. */
 export const REFUSAL_REASONS = MIGRATE_REASONS;
 
-export interface QueueMigration {
-  queue: string;
-  states: Record<BullState, StateCount>;
-  schedulers: StateCount;
-  deduplication: { moved: number };
+export interface QueueMigration extends QueueMoveCounts<BullState> {
   /** BullMQ's id counter and echomq's after the move (new ids start above both). */
   ids: { bullmq: number; echomq: number };
-  paused: boolean;
-  concurrency?: number;
-  rateLimit?: { max: number; duration: number };
   /** Finished children whose outcome went to a parent moved before they finished. */
   delivered: number;
-  /** What stays in BullMQ, at most 100 entries per queue (cannotCount has them all). */
-  cannot: CannotMove[];
-  cannotCount: number;
 }
 
 export interface MigrationReport {

@@ -44,15 +44,18 @@ export interface CannotMove {
 /** Entries of `cannot` listed per queue (`cannotCount` has them all). */
 export const CANNOT_LISTED = 100;
 
-/** The per-queue fields both directions' reports hold. */
-export interface QueueMoveCounts {
+/** The per-queue fields both directions' reports hold, `S` the states the direction takes. */
+export interface QueueMoveCounts<S extends string = string> {
   queue: string;
-  states: Record<string, StateCount>;
+  states: Record<S, StateCount>;
+  /** Job schedulers (moved before the jobs, so a slot's job finds its scheduler where it lands). */
   schedulers: StateCount;
+  /** Live deduplication ids moved (after the jobs that hold them). */
   deduplication: { moved: number };
   paused: boolean;
   concurrency?: number;
   rateLimit?: { max: number; duration: number };
+  /** What stays where it was, at most 100 entries per queue (cannotCount has them all). */
   cannot: CannotMove[];
   cannotCount: number;
 }
