@@ -14,7 +14,7 @@ from .codec import text
 from .connection import close_client, open_client
 from .errors import EchoMQError
 from .library import code
-from .migrate import _code, _layout_refusals, _MoveKeys, _slot_refusals, _worker_check, _reasons
+from .migrate import _code, _layout_refusals, _MoveKeys, _pairs, _slot_refusals, _worker_check, _reasons
 from .migrate_report import check_move, move_schedulers, note_cannot, queue_lines, run_lines
 from .runner import Runner
 
@@ -49,7 +49,7 @@ def _note(r: Dict[str, Any], what: str, refused: List[Dict[str, Any]]) -> None:
 
 async def _batch(run: Runner, mk: _MoveKeys, state: str, ids: List[str], dry: bool, moved_queues: str) -> Tuple[int, List[Dict[str, Any]]]:
     res = await run.call("migrateBackJobs", [state, "1" if dry else "0", mk.prefix, mk.bull_prefix, moved_queues, *ids])
-    return int(res[1]), [{"id": str(res[i]), "code": int(res[i + 1])} for i in range(2, len(res) - 1, 2)]
+    return int(res[1]), _pairs(res, 2)
 
 
 async def _move_set(client: Any, run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: int, moved_queues: str, r: Dict[str, Any]) -> None:
@@ -191,7 +191,7 @@ async def migrate_to_bullmq(connection: Any, queues: Sequence[str], prefix: str 
                 if ids:
                     res = await run.call("migrateBackDedup", ["1" if dry_run else "0", *ids])
                     r["deduplication"]["moved"] += int(res[0])
-                    _note(r, "deduplication", [{"id": str(res[i]), "code": int(res[i + 1])} for i in range(1, len(res) - 1, 2)])
+                    _note(r, "deduplication", _pairs(res, 1))
                 if int(cursor) == 0:
                     break
         jobs = sum(s["moved"] for r in reports for s in r["states"].values())

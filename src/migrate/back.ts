@@ -9,7 +9,7 @@ import { openConnection, type RedisClient } from '../core/connection.js';
 import { Code, MIGRATE_REASONS } from '../core/errors.js';
 import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { layoutRefusals, MigrationRefusedError, slotRefusals, workerCheck } from './checks.js';
-import { moveKeys, type MoveKeys, type Refused } from './scripts.js';
+import { moveKeys, pairs, type MoveKeys, type Refused } from './scripts.js';
 import { readyBatches } from './back-order.js';
 import { moveSchedulerSet, noteCannot, queueLines, runLines, validateMove, type MoveOptions as MigrateOptions, type QueueMoveCounts, type StateCount, type ValidMove } from './report.js';
 
@@ -60,9 +60,7 @@ type Run = { dryRun: boolean; batchSize: number; queues: string[] };
 async function runBatch(client: RedisClient, k: MoveKeys, state: BackState, ids: readonly string[], o: Run): Promise<{ moved: number; refused: Refused[] }> {
   const ctx: ScriptContext = { client, keys: k };
   const r = (await calls.jobs(ctx, [state, o.dryRun ? '1' : '0', k.prefix, k.bullPrefix, JSON.stringify(o.queues), ...ids])) as unknown[];
-  const refused: Refused[] = [];
-  for (let i = 2; i + 1 < r.length; i += 2) refused.push({ id: String(r[i]), code: Number(r[i + 1]) });
-  return { moved: Number(r[1]), refused };
+  return { moved: Number(r[1]), refused: pairs(r, 2) };
 }
 
 /** Moves the jobs of one sorted-set state (waiting-children, delayed, failed, completed) in score order. */
@@ -94,9 +92,7 @@ async function moveDedup(client: RedisClient, k: MoveKeys, dryRun: boolean, r: Q
     if (ids.length === 0) continue;
     const res = (await calls.dedup({ client, keys: k }, [dryRun ? '1' : '0', ...ids])) as unknown[];
     r.deduplication.moved += Number(res[0]);
-    const refused: Refused[] = [];
-    for (let i = 1; i + 1 < res.length; i += 2) refused.push({ id: String(res[i]), code: Number(res[i + 1]) });
-    note(r, 'deduplication', refused);
+    note(r, 'deduplication', pairs(res, 1));
   } while (cursor !== '0');
 }
 
