@@ -2,12 +2,12 @@
 // compiled here into a scratch folder (like `npm run build` does into dist/) so the test never
 // runs a stale dist/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Queue } from '../src/index.js';
-import { qname, redisUrl } from './helpers.js';
+import { qname, redisUrl, runNode } from './helpers.js';
 
 const root = join(import.meta.dirname, '..');
 // Inside node_modules so the build resolves the project's dependencies.
@@ -15,17 +15,7 @@ const out = join(root, 'node_modules', '.cache', `echomq-cli-${randomUUID().slic
 const main = join(out, 'cli', 'main.js');
 const prefix = `clibin-${randomUUID().slice(0, 8)}`;
 
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let o = '';
-    let e = '';
-    child.stdout.on('data', (d) => (o += d));
-    child.stderr.on('data', (d) => (e += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out: o, err: e }));
-  });
-}
+const run = (args: string[], env: Record<string, string> = {}) => runNode(main, args, env);
 
 describe('echomq binary', () => {
   let q: Queue;

@@ -4,7 +4,6 @@
 // node holding the queue, the listing resumes from a cursor, and the dashboard's server lists the
 // same through the same target code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { dirname, join, relative } from 'node:path';
@@ -15,7 +14,7 @@ import { connect, disconnect, type Target } from '../src/operator/target.js';
 import { findJobs, openQueue, overview, queueStatus } from '../src/operator/operations.js';
 import { requireKnownLane, topLanes } from '../src/operator/lanes.js';
 import { startDashboard } from '../src/dashboard/server.js';
-import { keysOf } from './helpers.js';
+import { keysOf, runNode } from './helpers.js';
 import { clusterClient, nodeOfKey, startCluster, type LocalCluster } from './cluster-helpers.js';
 
 const root = join(import.meta.dirname, '..');
@@ -47,17 +46,7 @@ function buildCli(): void {
   writeFileSync(join(out, 'package.json'), '{"type":"module"}\n');
 }
 
-function run(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(out, 'cli', 'main.js'), ...args], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let o = '';
-    let e = '';
-    child.stdout.on('data', (d) => (o += d));
-    child.stderr.on('data', (d) => (e += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out: o, err: e }));
-  });
-}
+const run = (args: string[]) => runNode(join(out, 'cli', 'main.js'), args);
 
 let cluster: LocalCluster;
 let admin: Cluster;

@@ -3,7 +3,7 @@
 // action with the token, the host app's own routes untouched), then the dashboard's Redis
 // (a private redis-server) stopped and started again under the open page.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
@@ -12,7 +12,7 @@ import { Queue } from '../src/index.js';
 import { createDashboardHandler, type DashboardHandler } from '../src/dashboard/handler.js';
 // @ts-expect-error plain ESM helper without types
 import { startRedisServer } from '../scripts/redis-server.mjs';
-import { client, qname, redisUrl, waitFor } from './helpers.js';
+import { client, qname, rawHttp as raw, redisUrl, waitFor } from './helpers.js';
 
 const { path: CHROMIUM, reason } = inject('chromium');
 const have = CHROMIUM !== null;
@@ -23,18 +23,6 @@ const TOKEN = 'embed-token-42';
 
 function listen(server: Server): Promise<string> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
-}
-
-function raw(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end(opts.body);
-  });
 }
 
 const JSON_ACTION = { 'Content-Type': 'application/json', 'X-Echomq-Action': '1' };

@@ -1,29 +1,15 @@
 // The dashboard's HTTP side without a browser: JSON API, action guards (token, custom header,
 // same-origin, Host), security headers, /metrics and the throughput series.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from 'node:http';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from '../src/index.js';
 import { startDashboard, type Dashboard } from '../src/dashboard/server.js';
-import { client, qname, redisUrl, waitFor } from './helpers.js';
+import { client, qname, rawHttp as raw, redisUrl, waitFor } from './helpers.js';
 
 const prefix = `dash-${randomUUID().slice(0, 8)}`;
 const TOKEN = 'correct horse battery staple';
-
-/** A raw HTTP request, so tests can set Host and other headers fetch would not let through. */
-function raw(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end(opts.body);
-  });
-}
 
 const ACTION = { 'Content-Type': 'application/json', 'X-Echomq-Action': '1', Authorization: `Bearer ${TOKEN}` };
 

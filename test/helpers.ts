@@ -1,6 +1,8 @@
 import { inject } from 'vitest';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { queueKeys, type QueueKeys } from '../src/core/keys.js';
 
 export const redisUrl = (): string => inject('redisUrl');
@@ -42,4 +44,30 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(5);
   }
+}
+
+/** A raw HTTP request, so tests can set Host and other headers fetch would not let through. */
+export function rawHttp(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
+    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+/** Runs a Node script in a child process with only PATH (and `env`) set; its exit code and output. */
+export function runNode(script: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let o = '';
+    let e = '';
+    child.stdout.on('data', (d) => (o += d));
+    child.stderr.on('data', (d) => (e += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out: o, err: e }));
+  });
 }

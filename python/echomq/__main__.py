@@ -16,28 +16,28 @@ from .migrate import migrate_from_bullmq, migration_text
 from .migrate_back import migrate_to_bullmq, migration_back_text
 
 
+def _move_parser(sub: Any, name: str, help_text: str, workers: str, batch: str) -> argparse.ArgumentParser:
+    """A migrate command's parser: the options both directions take."""
+    m = sub.add_parser(name, help=help_text)
+    m.add_argument("queues", nargs="+", metavar="queue")
+    m.add_argument("--bullmq-prefix", default="bull", help="BullMQ's key prefix")
+    m.add_argument("--dry-run", action="store_true", help="report what would move and what cannot, and why; change nothing")
+    m.add_argument("--force", action="store_true", help=f"go on when the check for running {workers} workers cannot tell")
+    m.add_argument("--batch", default=batch, help="jobs per script call (1..1000)")
+    m.add_argument("--json", action="store_true", help="print JSON instead of text")
+    return m
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m echomq", description="Operate echomq queues from Python.")
     p.add_argument("--redis", help="Redis URL (default: $REDIS_URL or redis://127.0.0.1:6379)")
     p.add_argument("--prefix", default="emq", help="key prefix of the queues")
     sub = p.add_subparsers(dest="command", required=True)
-    m = sub.add_parser("migrate-from-bullmq", help="move BullMQ queues' data into the echomq queues of the same names")
-    m.add_argument("queues", nargs="+", metavar="queue")
-    m.add_argument("--bullmq-prefix", default="bull", help="BullMQ's key prefix")
-    m.add_argument("--dry-run", action="store_true", help="report what would move and what cannot, and why; change nothing")
-    m.add_argument("--force", action="store_true", help="go on when the check for running BullMQ workers cannot tell")
-    m.add_argument("--batch", default="50", help="jobs per script call (1..1000)")
+    m = _move_parser(sub, "migrate-from-bullmq", "move BullMQ queues' data into the echomq queues of the same names", "BullMQ", "50")
     m.add_argument("--follow", action="store_true", help="after the move, keep moving what BullMQ producers add and BullMQ workers finish, until SIGINT/SIGTERM")
     m.add_argument("--sweep", default="30000", help="with --follow: ms between sweeps when BullMQ writes no event")
     m.add_argument("--id-gap", default=None, help="echomq's id counter kept this far above BullMQ's (default with --follow: 1000000)")
-    m.add_argument("--json", action="store_true", help="print JSON instead of text")
-    b = sub.add_parser("migrate-to-bullmq", help="move echomq queues back into BullMQ 6's layout")
-    b.add_argument("queues", nargs="+", metavar="queue")
-    b.add_argument("--bullmq-prefix", default="bull", help="BullMQ's key prefix")
-    b.add_argument("--dry-run", action="store_true", help="report what would move and what cannot, and why; change nothing")
-    b.add_argument("--force", action="store_true", help="go on when the check for running echomq workers cannot tell")
-    b.add_argument("--batch", default="100", help="jobs per script call (1..1000)")
-    b.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _move_parser(sub, "migrate-to-bullmq", "move echomq queues back into BullMQ 6's layout", "echomq", "100")
     return p
 
 

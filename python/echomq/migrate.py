@@ -15,6 +15,7 @@ from .connection import close_client, is_cluster, open_client, redis_now_ms
 from .errors import EchoMQError
 from .keys import QueueKeys, queue_keys
 from .library import code
+from .migrate_report import CANNOT_LISTED, check_move, move_schedulers, note_cannot, queue_lines, run_lines
 from .runner import Runner
 from . import scripts
 from . import validate as v
@@ -24,7 +25,6 @@ _BULL_ONLY = ("id", "wait", "paused", "prioritized", "waiting-children", "pc", "
 _ECHOMQ_ONLY = ("ring", "inring", "lanes", "scheds", "wchildren", "lcfg", "dedup")
 # The client library name echomq's worker connections carry (src/core/keys.ts WORKER_LIB_TAG).
 WORKER_LIB_TAG = "echomq"
-_CANNOT_LISTED = 100
 _MAX_SKIP = 5000
 
 
@@ -72,11 +72,11 @@ def _empty(queue: str) -> Dict[str, Any]:
 
 
 def _note(r: Dict[str, Any], what: str, refused: List[Dict[str, Any]]) -> None:
-    reasons = _reasons()
-    for x in refused:
-        r["cannotCount"] += 1
-        if len(r["cannot"]) < _CANNOT_LISTED:
-            r["cannot"].append({"what": what, "id": x["id"], "code": x["code"], "reason": reasons.get(x["code"], f"status {x['code']}")})
+    note_cannot(r, what, refused, _reasons())
+
+
+async def _code(reply: Awaitable[Any]) -> int:
+    return int(await reply)
 
 
 async def _layout_refusals(client: Any, queues: Sequence[str], prefix: str, bull_prefix: str) -> List[str]:
@@ -241,20 +241,9 @@ async def _pass_all(client: Any, keys: List[_MoveKeys], runs: List[Runner], o: D
                 r["concurrency"] = int(meta[1])
             if meta[2] and meta[3]:
                 r["rateLimit"] = {"max": int(meta[2]), "duration": int(meta[3])}
-        skip, zkey = 0, mk.bull_base + "repeat"
-        while True:
-            ids = [text(x) for x in await client.zrange(zkey, skip, skip + 99)]
-            if not ids:
-                break
-            for sid in ids:
-                c = int(await run.call("migrateScheduler", [sid, "1" if dry_run else "0"]))
-                if c == 1:
-                    r["schedulers"]["moved"] += 1
-                elif c < 0:
-                    _note(r, "scheduler", [{"id": sid, "code": c}])
-                if c != 1 or dry_run:
-                    skip += 1
-        r["schedulers"]["left"] = await client.zcard(zkey) - (r["schedulers"]["moved"] if dry_run else 0)
+        await move_schedulers(client, mk.bull_base + "repeat", dry_run, r,
+                              lambda sid, run=run: _code(run.call("migrateScheduler", [sid, "1" if dry_run else "0"])),
+                              lambda sid, c, r=r: _note(r, "scheduler", [{"id": sid, "code": c}]))
     for mk, run, r in zip(keys, runs, reports):
         await _move_state(run, mk, "waiting-children", dry_run, batch_size, moved_queues, r)
     for mk, run, r in zip(keys, runs, reports):
@@ -293,7 +282,7 @@ def _note_collisions(stats: Dict[str, Any], reports: List[Dict[str, Any]]) -> No
     for q in reports:
         for c in q["cannot"]:
             what = f"{q['queue']} {c['what']}"
-            if c["code"] != code("MIGRATE_ID_TAKEN") or len(stats["collisions"]) >= _CANNOT_LISTED:
+            if c["code"] != code("MIGRATE_ID_TAKEN") or len(stats["collisions"]) >= CANNOT_LISTED:
                 continue
             if not any(x["id"] == c["id"] and x["what"] == what for x in stats["collisions"]):
                 stats["collisions"].append({**c, "what": what})
@@ -352,20 +341,8 @@ async def migrate_from_bullmq(connection: Any, queues: Sequence[str], prefix: st
     keys could collide, or on a Cluster when a queue's two layouts are in different slots.
     With follow, BullMQ's workers may run: it keeps moving what BullMQ's producers add and its
     workers finish until `stop` is set (Node's `follow`, `signal`, `sweepMs`, `idGap`, `onPass`)."""
-    if not isinstance(queues, (list, tuple)) or len(queues) == 0:
-        v.fail("queues", "a non-empty list of BullMQ queue names", queues)
-    names = []
-    for i, q in enumerate(queues):
-        if not isinstance(q, str) or q == "" or ":" in q:
-            v.fail(f"queues[{i}]", "a BullMQ queue name (a non-empty string without ':')", q)
-        names.append(q)
-    if len(set(names)) != len(names):
-        v.fail("queues", "distinct queue names", queues)
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or not 1 <= batch_size <= 1000:
-        v.fail("batchSize", "an integer from 1 to 1000", batch_size)
-    for field, value in (("prefix", prefix), ("bullmqPrefix", bullmq_prefix)):
-        if not isinstance(value, str) or value == "":
-            v.fail(field, "a non-empty string", value)
+    names = check_move(queues, prefix, bullmq_prefix, batch_size, "a non-empty list of BullMQ queue names",
+                       "a BullMQ queue name (a non-empty string without ':')")
     if not isinstance(follow, bool):
         v.fail("follow", "a boolean", follow)
     if follow and dry_run:
@@ -433,32 +410,10 @@ def migration_text(r: Dict[str, Any]) -> str:
     verb = "would move" if r["dryRun"] else "moved"
     lines: List[str] = []
     for q in r["queues"]:
-        lines.append(f"queue {q['queue']} ({r['bullmqPrefix']} → {r['prefix']})" + (" [dry run: nothing changed]" if r["dryRun"] else ""))
-        for s in BULL_STATES:
-            c = q["states"][s]
-            if c["moved"] > 0 or c["left"] > 0:
-                lines.append(f"  {s.ljust(17)} {verb} {c['moved']}" + (f", {c['left']} stay in BullMQ" if c["left"] > 0 else ""))
-        sl = q["schedulers"]["left"]
-        lines.append(f"  schedulers        {verb} {q['schedulers']['moved']}" + (f", {sl} stay in BullMQ" if sl > 0 else ""))
-        lines.append(f"  deduplication ids {verb} {q['deduplication']['moved']}")
-        lines.append(f"  ids               BullMQ's counter {q['ids']['bullmq']}; echomq generates ids above {q['ids']['echomq']}")
-        settings = [x for x in ("paused" if q["paused"] else "",
-                                f"concurrency {q['concurrency']}" if "concurrency" in q else "",
-                                f"rate limit {q['rateLimit']['max']} per {q['rateLimit']['duration']} ms" if "rateLimit" in q else "") if x]
-        if settings:
-            lines.append(f"  settings          {', '.join(settings)}")
-        if q.get("delivered", 0) > 0:
-            lines.append(f"  flow children     {q['delivered']} outcomes delivered to parents moved before the child finished")
-        if q["cannotCount"] > 0:
-            lines.append(f"  cannot move {q['cannotCount']}:")
-            for c in q["cannot"]:
-                lines.append(f"    {c['what']} {c['id']}: {c['reason']}")
-            if q["cannotCount"] > len(q["cannot"]):
-                lines.append(f"    … {q['cannotCount'] - len(q['cannot'])} more")
-    for f in r["refusals"]:
-        lines.append(f"the move would be refused: {f}")
-    for f in r["workers"]["forced"]:
-        lines.append(f"forced past: {f}")
+        lines += queue_lines(q, BULL_STATES, verb, r["bullmqPrefix"], r["prefix"], r["dryRun"], "BullMQ",
+                             [f"  ids               BullMQ's counter {q['ids']['bullmq']}; echomq generates ids above {q['ids']['echomq']}"],
+                             [f"  flow children     {q['delivered']} outcomes delivered to parents moved before the child finished"] if q.get("delivered", 0) > 0 else [])
+    lines += run_lines(r)
     if "follow" in r:
         fo = r["follow"]
         lines.append(f"followed {round(fo['durationMs'] / 1000)} s: {fo['passes']} passes ({fo['wakes']} woken by {fo['events']} BullMQ events, {fo['sweeps']} sweeps)")

@@ -14,12 +14,11 @@ from .codec import text
 from .connection import close_client, open_client
 from .errors import EchoMQError
 from .library import code
-from .migrate import _layout_refusals, _MoveKeys, _slot_refusals, _worker_check, _reasons
+from .migrate import _code, _layout_refusals, _MoveKeys, _pairs, _slot_refusals, _worker_check, _reasons
+from .migrate_report import check_move, move_schedulers, note_cannot, queue_lines, run_lines
 from .runner import Runner
-from . import validate as v
 
 BACK_STATES = ("waiting-children", "ready", "delayed", "failed", "completed")
-_CANNOT_LISTED = 100
 _STAMP_LEN = 14
 _PAGE = 1000
 
@@ -45,16 +44,12 @@ class MigrationBackRefusedError(EchoMQError):
 
 
 def _note(r: Dict[str, Any], what: str, refused: List[Dict[str, Any]]) -> None:
-    reasons = _back_reasons()
-    for x in refused:
-        r["cannotCount"] += 1
-        if len(r["cannot"]) < _CANNOT_LISTED:
-            r["cannot"].append({"what": what, "id": x["id"], "code": x["code"], "reason": reasons.get(x["code"], f"status {x['code']}")})
+    note_cannot(r, what, refused, _back_reasons())
 
 
 async def _batch(run: Runner, mk: _MoveKeys, state: str, ids: List[str], dry: bool, moved_queues: str) -> Tuple[int, List[Dict[str, Any]]]:
     res = await run.call("migrateBackJobs", [state, "1" if dry else "0", mk.prefix, mk.bull_prefix, moved_queues, *ids])
-    return int(res[1]), [{"id": str(res[i]), "code": int(res[i + 1])} for i in range(2, len(res) - 1, 2)]
+    return int(res[1]), _pairs(res, 2)
 
 
 async def _move_set(client: Any, run: Runner, mk: _MoveKeys, state: str, dry: bool, batch: int, moved_queues: str, r: Dict[str, Any]) -> None:
@@ -147,20 +142,8 @@ async def migrate_to_bullmq(connection: Any, queues: Sequence[str], prefix: str 
     """Moves echomq queues back into BullMQ 6's layout; returns the report (Node's shape). Raises
     MigrationBackRefusedError (nothing written) while echomq workers run on them, when keys could
     collide, or on a Cluster when a queue's two layouts are in different slots."""
-    if not isinstance(queues, (list, tuple)) or len(queues) == 0:
-        v.fail("queues", "a non-empty list of echomq queue names", queues)
-    names = []
-    for i, q in enumerate(queues):
-        if not isinstance(q, str) or q == "" or ":" in q:
-            v.fail(f"queues[{i}]", "a queue name BullMQ can hold (a non-empty string without ':')", q)
-        names.append(q)
-    if len(set(names)) != len(names):
-        v.fail("queues", "distinct queue names", queues)
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or not 1 <= batch_size <= 1000:
-        v.fail("batchSize", "an integer from 1 to 1000", batch_size)
-    for field, value in (("prefix", prefix), ("bullmqPrefix", bullmq_prefix)):
-        if not isinstance(value, str) or value == "":
-            v.fail(field, "a non-empty string", value)
+    names = check_move(queues, prefix, bullmq_prefix, batch_size, "a non-empty list of echomq queue names",
+                       "a queue name BullMQ can hold (a non-empty string without ':')")
     started = time.monotonic()
     client, owned = open_client(connection)
     try:
@@ -192,20 +175,9 @@ async def migrate_to_bullmq(connection: Any, queues: Sequence[str], prefix: str 
                 r["rateLimit"] = {"max": int(m[2]), "duration": int(m[3])}
             r["ids"]["bullmq"] = int(m[4])
             r["active"] = await client.zcard(mk.keys.active)
-            skip = 0
-            while True:
-                ids = [text(x) for x in await client.zrange(mk.keys.scheds, skip, skip + 99)]
-                if not ids:
-                    break
-                for sid in ids:
-                    c = int(await run.call("migrateBackScheduler", [sid, "1" if dry_run else "0", prefix, bullmq_prefix]))
-                    if c == 1:
-                        r["schedulers"]["moved"] += 1
-                    elif c < 0:
-                        _note(r, "scheduler", [{"id": sid, "code": c}])
-                    if c != 1 or dry_run:
-                        skip += 1
-            r["schedulers"]["left"] = await client.zcard(mk.keys.scheds) - (r["schedulers"]["moved"] if dry_run else 0)
+            await move_schedulers(client, mk.keys.scheds, dry_run, r,
+                                  lambda sid, run=run: _code(run.call("migrateBackScheduler", [sid, "1" if dry_run else "0", prefix, bullmq_prefix])),
+                                  lambda sid, c, r=r: _note(r, "scheduler", [{"id": sid, "code": c}]))
         for mk, run, r in zip(keys, runs, reports):
             await _move_set(client, run, mk, "waiting-children", dry_run, batch_size, moved_queues, r)
         for mk, run, r in zip(keys, runs, reports):
@@ -219,7 +191,7 @@ async def migrate_to_bullmq(connection: Any, queues: Sequence[str], prefix: str 
                 if ids:
                     res = await run.call("migrateBackDedup", ["1" if dry_run else "0", *ids])
                     r["deduplication"]["moved"] += int(res[0])
-                    _note(r, "deduplication", [{"id": str(res[i]), "code": int(res[i + 1])} for i in range(1, len(res) - 1, 2)])
+                    _note(r, "deduplication", _pairs(res, 1))
                 if int(cursor) == 0:
                     break
         jobs = sum(s["moved"] for r in reports for s in r["states"].values())
@@ -236,31 +208,9 @@ def migration_back_text(r: Dict[str, Any]) -> str:
     verb = "would move" if r["dryRun"] else "moved"
     lines: List[str] = []
     for q in r["queues"]:
-        lines.append(f"queue {q['queue']} ({r['prefix']} → {r['bullmqPrefix']})" + (" [dry run: nothing changed]" if r["dryRun"] else ""))
-        for s in BACK_STATES:
-            c = q["states"][s]
-            if c["moved"] > 0 or c["left"] > 0:
-                lines.append(f"  {s.ljust(17)} {verb} {c['moved']}" + (f", {c['left']} stay in echomq" if c["left"] > 0 else ""))
-        sl = q["schedulers"]["left"]
-        lines.append(f"  schedulers        {verb} {q['schedulers']['moved']}" + (f", {sl} stay in echomq" if sl > 0 else ""))
-        lines.append(f"  deduplication ids {verb} {q['deduplication']['moved']}")
-        if q["active"] > 0:
-            lines.append(f"  active            {q['active']} stay in echomq (never taken; run again once they finished)")
-        lines.append(f"  ids               BullMQ generates ids above {q['ids']['bullmq']}")
-        settings = [x for x in ("paused" if q["paused"] else "",
-                                f"concurrency {q['concurrency']}" if "concurrency" in q else "",
-                                f"rate limit {q['rateLimit']['max']} per {q['rateLimit']['duration']} ms" if "rateLimit" in q else "") if x]
-        if settings:
-            lines.append(f"  settings          {', '.join(settings)}")
-        if q["cannotCount"] > 0:
-            lines.append(f"  cannot move {q['cannotCount']}:")
-            for c in q["cannot"]:
-                lines.append(f"    {c['what']} {c['id']}: {c['reason']}")
-            if q["cannotCount"] > len(q["cannot"]):
-                lines.append(f"    … {q['cannotCount'] - len(q['cannot'])} more")
-    for f in r["refusals"]:
-        lines.append(f"the move would be refused: {f}")
-    for f in r["workers"]["forced"]:
-        lines.append(f"forced past: {f}")
+        middle = [f"  active            {q['active']} stay in echomq (never taken; run again once they finished)"] if q["active"] > 0 else []
+        middle.append(f"  ids               BullMQ generates ids above {q['ids']['bullmq']}")
+        lines += queue_lines(q, BACK_STATES, verb, r["prefix"], r["bullmqPrefix"], r["dryRun"], "echomq", middle, [])
+    lines += run_lines(r)
     lines.append(f"{r['jobs']} jobs {verb} in {r['durationMs']} ms")
     return "\n".join(lines) + "\n"

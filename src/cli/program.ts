@@ -332,13 +332,21 @@ function build(io: CliIO): Command {
       }),
     );
 
-  program
-    .command('migrate-from-bullmq <queue...>')
-    .description("move BullMQ queues' data into the echomq queues of the same names: jobs in every state, flows, schedulers, deduplication ids, settings, ids")
+  // The two directions of the move take the same options; the text names whose workers are checked.
+  const moveCommand = (name: string, description: string, force: string, batch: string) => program
+    .command(`${name} <queue...>`)
+    .description(description)
     .option('--bullmq-prefix <prefix>', "BullMQ's key prefix", 'bull')
     .option('--dry-run', 'report what would move and what cannot, and why; change nothing')
-    .option('--force', 'go on when the check for running BullMQ workers cannot tell (CLIENT LIST denied, or Redis < 7.2 with one prefix for both)')
-    .option('--batch <n>', 'jobs per script call (1..1000)', '50')
+    .option('--force', force)
+    .option('--batch <n>', 'jobs per script call (1..1000)', batch);
+  const moveOptions = (t: Target, queues: unknown, o: Record<string, unknown>) => ({
+    connection: t.client, queues: queues as string[], prefix: t.prefix, bullmqPrefix: String(o.bullmqPrefix),
+    dryRun: Boolean(o.dryRun), force: Boolean(o.force), batchSize: num(String(o.batch)),
+  });
+
+  moveCommand('migrate-from-bullmq', "move BullMQ queues' data into the echomq queues of the same names: jobs in every state, flows, schedulers, deduplication ids, settings, ids",
+    'go on when the check for running BullMQ workers cannot tell (CLIENT LIST denied, or Redis < 7.2 with one prefix for both)', '50')
     .option('--follow', 'after the move, keep moving what BullMQ producers add and BullMQ workers finish, until SIGINT/SIGTERM (BullMQ workers may run)')
     .option('--sweep <ms>', 'with --follow: ms between sweeps when BullMQ writes no event', '30000')
     .option('--id-gap <n>', "echomq's id counter kept this far above BullMQ's (default with --follow: 1000000)")
@@ -349,8 +357,7 @@ function build(io: CliIO): Command {
         const stop = new AbortController();
         if (follow) void (io.untilStopped ?? untilSignal)().then(() => stop.abort());
         const report = await migrateFromBullMQ({
-          connection: t.client, queues: queues as unknown as string[], prefix: t.prefix, bullmqPrefix: String(o.bullmqPrefix),
-          dryRun: Boolean(o.dryRun), force: Boolean(o.force), batchSize: num(String(o.batch)),
+          ...moveOptions(t, queues, o),
           ...(follow ? { follow, signal: stop.signal, sweepMs: num(String(o.sweep)), onPass: followLine(io) } : {}),
           ...(o.idGap !== undefined ? { idGap: num(String(o.idGap)) } : {}),
         });
@@ -358,20 +365,12 @@ function build(io: CliIO): Command {
       }),
     );
 
-  program
-    .command('migrate-to-bullmq <queue...>')
-    .description("move echomq queues back into BullMQ 6's layout: waiting, prioritized, delayed, failed and completed jobs, flows, settings, ids (each job's lane kept in its options)")
-    .option('--bullmq-prefix <prefix>', "BullMQ's key prefix", 'bull')
-    .option('--dry-run', 'report what would move and what cannot, and why; change nothing')
-    .option('--force', 'go on when the check for running echomq workers cannot tell (CLIENT LIST denied, or Redis < 7.2)')
-    .option('--batch <n>', 'jobs per script call (1..1000)', '100')
+  moveCommand('migrate-to-bullmq', "move echomq queues back into BullMQ 6's layout: waiting, prioritized, delayed, failed and completed jobs, flows, settings, ids (each job's lane kept in its options)",
+    'go on when the check for running echomq workers cannot tell (CLIENT LIST denied, or Redis < 7.2)', '100')
     .addOption(json())
     .action(
       action(async (t, [queues], o) => {
-        const report = await migrateToBullMQ({
-          connection: t.client, queues: queues as unknown as string[], prefix: t.prefix, bullmqPrefix: String(o.bullmqPrefix),
-          dryRun: Boolean(o.dryRun), force: Boolean(o.force), batchSize: num(String(o.batch)),
-        });
+        const report = await migrateToBullMQ(moveOptions(t, queues, o));
         return { data: report, text: migrationBackText(report) };
       }),
     );

@@ -193,6 +193,21 @@ export async function schedulersPage(q: Queue, offset: number, limit: number) {
 /** The order jobs are listed in with state "all". */
 export const ALL_ORDER: JobStateName[] = ['active', 'waiting', 'paused', 'prioritized', 'waiting-children', 'delayed', 'failed', 'completed'];
 
+/** The states a page reads: one named state, or all of them in ALL_ORDER. */
+function stateList(state: string | undefined): readonly JobStateName[] {
+  const all = state === undefined || state === '' || state === 'all';
+  if (!all && !(JOB_STATES as readonly string[]).includes(state)) v.fail('state', `all or one of ${JOB_STATES.join(', ')}`, state);
+  return all ? ALL_ORDER : [state as JobStateName];
+}
+
+/** Where a page starts: the `<state index>:<offset>` cursor a previous page returned, or the start. */
+function cursorAt(cursor: string | undefined, states: number): { si: number; offset: number } {
+  if (cursor === undefined || cursor === '') return { si: 0, offset: 0 };
+  const m = /^(\d+):(\d+)$/.exec(cursor);
+  if (!m || Number(m[1]) >= states) v.fail('cursor', '"<state index>:<offset>" from a previous page', cursor);
+  return { si: Number(m[1]), offset: Number(m[2]) };
+}
+
 /**
  * Jobs in one state or in all of them, `limit` (≤ 200) at a time. The cursor is
  * `<state index>:<offset in that state>`, so "all" pages on through every state; each page reads
@@ -202,17 +217,8 @@ export const ALL_ORDER: JobStateName[] = ['active', 'waiting', 'paused', 'priori
 export async function jobsPage(q: Queue, query: { state?: string; lane?: string; cursor?: string; limit?: number }) {
   const limit = query.limit === undefined ? 50 : v.integerIn('limit', query.limit, 1, 200);
   const lane = query.lane === undefined || query.lane === '' ? undefined : v.laneName(query.lane);
-  const all = query.state === undefined || query.state === '' || query.state === 'all';
-  if (!all && !(JOB_STATES as readonly string[]).includes(query.state!)) v.fail('state', `all or one of ${JOB_STATES.join(', ')}`, query.state);
-  const states = all ? ALL_ORDER : [query.state as JobStateName];
-  let si = 0;
-  let offset = 0;
-  if (query.cursor !== undefined && query.cursor !== '') {
-    const m = /^(\d+):(\d+)$/.exec(query.cursor);
-    if (!m || Number(m[1]) >= states.length) v.fail('cursor', '"<state index>:<offset>" from a previous page', query.cursor);
-    si = Number(m[1]);
-    offset = Number(m[2]);
-  }
+  const states = stateList(query.state);
+  let { si, offset } = cursorAt(query.cursor, states.length);
   const jobs: JobRow[] = [];
   let next: string | null = null;
   while (si < states.length) {
@@ -324,17 +330,8 @@ const KIND: Record<JobStateName, ListKind> = {
 export async function searchByName(q: Queue, query: { name: string; state?: string; cursor?: string; limit?: number }) {
   const name = v.nonEmptyString('name', query.name);
   const limit = query.limit === undefined ? 50 : v.integerIn('limit', query.limit, 1, 200);
-  const all = query.state === undefined || query.state === '' || query.state === 'all';
-  if (!all && !(JOB_STATES as readonly string[]).includes(query.state!)) v.fail('state', `all or one of ${JOB_STATES.join(', ')}`, query.state);
-  const states = all ? ALL_ORDER : [query.state as JobStateName];
-  let si = 0;
-  let offset = 0;
-  if (query.cursor !== undefined && query.cursor !== '') {
-    const m = /^(\d+):(\d+)$/.exec(query.cursor);
-    if (!m || Number(m[1]) >= states.length) v.fail('cursor', '"<state index>:<offset>" from a previous page', query.cursor);
-    si = Number(m[1]);
-    offset = Number(m[2]);
-  }
+  const states = stateList(query.state);
+  let { si, offset } = cursorAt(query.cursor, states.length);
   const paused = await q.isPaused();
   const found: Array<{ id: string; state: JobStateName }> = [];
   let scanned = 0;

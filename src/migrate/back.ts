@@ -6,14 +6,12 @@
  * job exactly once. This file checks that no echomq worker runs, drives the calls and reports.
  */
 import { openConnection, type RedisClient } from '../core/connection.js';
-import { DEFAULT_PREFIX } from '../core/keys.js';
 import { Code, MIGRATE_REASONS } from '../core/errors.js';
-import * as v from '../core/validate.js';
 import { bindScript, type ScriptContext } from '../scripts/runner.js';
 import { layoutRefusals, MigrationRefusedError, slotRefusals, workerCheck } from './checks.js';
-import { moveKeys, type MoveKeys, type Refused } from './scripts.js';
+import { moveKeys, pairs, type MoveKeys, type Refused } from './scripts.js';
 import { readyBatches } from './back-order.js';
-import type { CannotMove, MoveOptions as MigrateOptions, StateCount } from './migrate.js';
+import { moveSchedulerSet, noteCannot, queueLines, runLines, validateMove, type MoveOptions as MigrateOptions, type QueueMoveCounts, type StateCount, type ValidMove } from './report.js';
 
 const calls = { jobs: bindScript('migrateBackJobs'), meta: bindScript('migrateBackMeta'), scheduler: bindScript('migrateBackScheduler'), dedup: bindScript('migrateBackDedup') };
 
@@ -31,22 +29,11 @@ export const BACK_REASONS: Readonly<Record<number, string>> = {
   [Code.MIGRATE_LOCKED]: 'a deduplication id whose holder job is still in echomq (active, or refused): run again once it moved',
 };
 
-export interface QueueMigrationBack {
-  queue: string;
-  states: Record<BackState, StateCount>;
-  /** Job schedulers (moved before the jobs, so a slot's job finds its scheduler in BullMQ). */
-  schedulers: StateCount;
-  /** Live deduplication ids moved to BullMQ's `de:<id>` keys (after the jobs that hold them). */
-  deduplication: { moved: number };
+export interface QueueMigrationBack extends QueueMoveCounts<BackState> {
   /** Active jobs left in echomq (never taken: finish or stop their workers first). */
   active: number;
   /** BullMQ's id counter after the move (ids BullMQ generates start above it). */
   ids: { bullmq: number };
-  paused: boolean;
-  concurrency?: number;
-  rateLimit?: { max: number; duration: number };
-  cannot: CannotMove[];
-  cannotCount: number;
 }
 
 export interface MigrationBackReport {
@@ -60,32 +47,12 @@ export interface MigrationBackReport {
   durationMs: number;
 }
 
-const CANNOT_LISTED = 100;
-
-function validate(o: MigrateOptions): Required<Omit<MigrateOptions, 'connection'>> {
-  v.plainObject('options', o);
-  if (!Array.isArray(o.queues) || o.queues.length === 0) v.fail('queues', 'a non-empty array of echomq queue names', o.queues);
-  const queues = o.queues.map((q, i) => {
-    const name = v.queueName(q, `queues[${i}]`);
-    if (name.includes(':')) v.fail(`queues[${i}]`, "a queue name BullMQ can hold (BullMQ's names hold no ':')", q);
-    return name;
-  });
-  if (new Set(queues).size !== queues.length) v.fail('queues', 'distinct queue names', o.queues);
-  return {
-    queues,
-    prefix: o.prefix === undefined ? DEFAULT_PREFIX : v.prefix(o.prefix),
-    bullmqPrefix: o.bullmqPrefix === undefined ? 'bull' : v.nonEmptyString('bullmqPrefix', o.bullmqPrefix, 256),
-    dryRun: o.dryRun === undefined ? false : v.boolean('dryRun', o.dryRun),
-    force: o.force === undefined ? false : v.boolean('force', o.force),
-    batchSize: o.batchSize === undefined ? 100 : v.integerIn('batchSize', o.batchSize, 1, 1000),
-  };
+function validate(o: MigrateOptions): ValidMove {
+  return validateMove(o, { queues: 'a non-empty array of echomq queue names', queue: "a queue name BullMQ can hold (BullMQ's names hold no ':')" }, 100);
 }
 
 function note(r: QueueMigrationBack, what: string, refused: readonly Refused[]): void {
-  for (const x of refused) {
-    r.cannotCount++;
-    if (r.cannot.length < CANNOT_LISTED) r.cannot.push({ what, id: x.id, code: x.code, reason: BACK_REASONS[x.code] ?? `status ${x.code}` });
-  }
+  noteCannot(r, what, refused, BACK_REASONS);
 }
 
 type Run = { dryRun: boolean; batchSize: number; queues: string[] };
@@ -93,9 +60,7 @@ type Run = { dryRun: boolean; batchSize: number; queues: string[] };
 async function runBatch(client: RedisClient, k: MoveKeys, state: BackState, ids: readonly string[], o: Run): Promise<{ moved: number; refused: Refused[] }> {
   const ctx: ScriptContext = { client, keys: k };
   const r = (await calls.jobs(ctx, [state, o.dryRun ? '1' : '0', k.prefix, k.bullPrefix, JSON.stringify(o.queues), ...ids])) as unknown[];
-  const refused: Refused[] = [];
-  for (let i = 2; i + 1 < r.length; i += 2) refused.push({ id: String(r[i]), code: Number(r[i + 1]) });
-  return { moved: Number(r[1]), refused };
+  return { moved: Number(r[1]), refused: pairs(r, 2) };
 }
 
 /** Moves the jobs of one sorted-set state (waiting-children, delayed, failed, completed) in score order. */
@@ -114,18 +79,8 @@ async function moveSet(client: RedisClient, k: MoveKeys, state: Exclude<BackStat
 }
 
 async function moveSchedulers(client: RedisClient, k: MoveKeys, dryRun: boolean, r: QueueMigrationBack): Promise<void> {
-  let skip = 0;
-  for (;;) {
-    const ids = await client.zrange(k.scheds, skip, skip + 99);
-    if (ids.length === 0) break;
-    for (const id of ids) {
-      const code = Number(await calls.scheduler({ client, keys: k }, [id, dryRun ? '1' : '0', k.prefix, k.bullPrefix]));
-      if (code === 1) r.schedulers.moved++;
-      else if (code < 0) note(r, 'scheduler', [{ id, code }]);
-      if (code !== 1 || dryRun) skip++;
-    }
-  }
-  r.schedulers.left = (await client.zcard(k.scheds)) - (dryRun ? r.schedulers.moved : 0);
+  await moveSchedulerSet(client, k.scheds, dryRun, r,
+    async (id) => Number(await calls.scheduler({ client, keys: k }, [id, dryRun ? '1' : '0', k.prefix, k.bullPrefix])), (id, code) => note(r, 'scheduler', [{ id, code }]));
 }
 
 async function moveDedup(client: RedisClient, k: MoveKeys, dryRun: boolean, r: QueueMigrationBack): Promise<void> {
@@ -137,9 +92,7 @@ async function moveDedup(client: RedisClient, k: MoveKeys, dryRun: boolean, r: Q
     if (ids.length === 0) continue;
     const res = (await calls.dedup({ client, keys: k }, [dryRun ? '1' : '0', ...ids])) as unknown[];
     r.deduplication.moved += Number(res[0]);
-    const refused: Refused[] = [];
-    for (let i = 1; i + 1 < res.length; i += 2) refused.push({ id: String(res[i]), code: Number(res[i + 1]) });
-    note(r, 'deduplication', refused);
+    note(r, 'deduplication', pairs(res, 1));
   } while (cursor !== '0');
 }
 
@@ -224,26 +177,12 @@ export function migrationBackText(r: MigrationBackReport): string {
   const verb = r.dryRun ? 'would move' : 'moved';
   const lines: string[] = [];
   for (const q of r.queues) {
-    lines.push(`queue ${q.queue} (${r.prefix} → ${r.bullmqPrefix})${r.dryRun ? ' [dry run: nothing changed]' : ''}`);
-    for (const s of BACK_STATES) {
-      const c = q.states[s];
-      if (c.moved > 0 || c.left > 0) lines.push(`  ${s.padEnd(17)} ${verb} ${c.moved}${c.left > 0 ? `, ${c.left} stay in echomq` : ''}`);
-    }
-    lines.push(`  schedulers        ${verb} ${q.schedulers.moved}${q.schedulers.left > 0 ? `, ${q.schedulers.left} stay in echomq` : ''}`);
-    lines.push(`  deduplication ids ${verb} ${q.deduplication.moved}`);
-    if (q.active > 0) lines.push(`  active            ${q.active} stay in echomq (never taken; run again once they finished)`);
-    lines.push(`  ids               BullMQ generates ids above ${q.ids.bullmq}`);
-    const settings = [q.paused ? 'paused' : '', q.concurrency !== undefined ? `concurrency ${q.concurrency}` : '',
-      q.rateLimit ? `rate limit ${q.rateLimit.max} per ${q.rateLimit.duration} ms` : ''].filter(Boolean);
-    if (settings.length > 0) lines.push(`  settings          ${settings.join(', ')}`);
-    if (q.cannotCount > 0) {
-      lines.push(`  cannot move ${q.cannotCount}:`);
-      for (const c of q.cannot) lines.push(`    ${c.what} ${c.id}: ${c.reason}`);
-      if (q.cannotCount > q.cannot.length) lines.push(`    … ${q.cannotCount - q.cannot.length} more`);
-    }
+    lines.push(...queueLines(q, BACK_STATES, { verb, from: r.prefix, to: r.bullmqPrefix, dryRun: r.dryRun, stays: 'echomq' }, [
+      ...(q.active > 0 ? [`  active            ${q.active} stay in echomq (never taken; run again once they finished)`] : []),
+      `  ids               BullMQ generates ids above ${q.ids.bullmq}`,
+    ], []));
   }
-  for (const f of r.refusals) lines.push(`the move would be refused: ${f}`);
-  for (const f of r.workers.forced) lines.push(`forced past: ${f}`);
+  lines.push(...runLines(r));
   lines.push(`${r.jobs} jobs ${verb} in ${r.durationMs} ms`);
   return lines.join('\n') + '\n';
 }

@@ -6,18 +6,13 @@
  * pops are BullMQ workers' wake-ups; a slow sweep catches what a capped stream dropped.
  */
 import type { RedisClient } from '../core/connection.js';
+import type { CannotMove } from './report.js';
 
 /** Why a pass ran: events on BullMQ's stream, the periodic sweep, or the last pass at stop. */
 export type PassReason = 'first' | 'event' | 'sweep' | 'stop';
 
-/** A job whose id echomq already held when it came to move. */
-export interface Collision {
-  /** The queue and the BullMQ state it stays in. */
-  what: string;
-  id: string;
-  code: number;
-  reason: string;
-}
+/** A job whose id echomq already held when it came to move (`what`: the queue and the BullMQ state it stays in). */
+export type Collision = CannotMove;
 
 export interface FollowStats {
   /** Passes run after the first move (the last one at stop included). */

@@ -5,8 +5,8 @@
  * atomic call, so a move killed at any point and run again moves each job exactly once. This
  * file checks what must hold first, drives the calls in BullMQ's serving order and reports.
  */
-import { openConnection, type ConnectionInput, type RedisClient } from '../core/connection.js';
-import { queueKeys, DEFAULT_PREFIX } from '../core/keys.js';
+import { openConnection, type RedisClient } from '../core/connection.js';
+import { queueKeys } from '../core/keys.js';
 import { Code, MIGRATE_REASONS } from '../core/errors.js';
 import { JobField, JobStateCode, MetaField } from '../core/fields.js';
 import { lifecycleScripts, type ChildOutcome } from '../scripts/lifecycle.js';
@@ -15,24 +15,9 @@ import * as v from '../core/validate.js';
 import { globEscape, layoutRefusals, MigrationRefusedError, proRefusals, scanKeys, slotRefusals, workerCheck, workerRefusals } from './checks.js';
 import { followLoop, streamTail, type FollowProgress, type FollowStats, type PassReason } from './follow.js';
 import { BULL_STATES, moveKeys, moveScripts, type BullState, type MoveKeys, type Refused } from './scripts.js';
+import { CANNOT_LISTED, moveSchedulerSet, noteCannot as note, queueLines, runLines, validateMove, type MoveOptions, type QueueMoveCounts, type StateCount } from './report.js';
 
-/** The options both directions take. */
-export interface MoveOptions {
-  /** An ioredis client (shared, not closed), a URL or connection options. */
-  connection?: ConnectionInput;
-  /** The BullMQ queue names to move (each becomes the echomq queue of the same name). */
-  queues: string[];
-  /** echomq's key prefix. Default 'emq'. */
-  prefix?: string;
-  /** BullMQ's key prefix. Default 'bull'. */
-  bullmqPrefix?: string;
-  /** Report what would move and what cannot, and change nothing. */
-  dryRun?: boolean;
-  /** Go on when the worker check cannot tell (CLIENT LIST denied, or Redis < 7.2 under one prefix). */
-  force?: boolean;
-  /** Jobs examined per script call (1..1000). Default 50: about 1.7 ms of Redis CPU a call for 1 KB jobs (bench/migrate.mjs). */
-  batchSize?: number;
-}
+export type { CannotMove, MoveOptions, StateCount } from './report.js';
 
 export interface MigrateOptions extends MoveOptions {
   /**
@@ -56,36 +41,11 @@ export interface MigrateOptions extends MoveOptions {
 /** Why a job, scheduler or deduplication id stays in BullMQ, by the scripts' status code. */
 export const REFUSAL_REASONS = MIGRATE_REASONS;
 
-export interface StateCount {
-  /** Moved (in a dry run: would move). */
-  moved: number;
-  /** Still in BullMQ's structure after the move (refused jobs). */
-  left: number;
-}
-
-export interface CannotMove {
-  /** BullMQ state, 'scheduler' or 'deduplication'. */
-  what: string;
-  id: string;
-  code: number;
-  reason: string;
-}
-
-export interface QueueMigration {
-  queue: string;
-  states: Record<BullState, StateCount>;
-  schedulers: StateCount;
-  deduplication: { moved: number };
+export interface QueueMigration extends QueueMoveCounts<BullState> {
   /** BullMQ's id counter and echomq's after the move (new ids start above both). */
   ids: { bullmq: number; echomq: number };
-  paused: boolean;
-  concurrency?: number;
-  rateLimit?: { max: number; duration: number };
   /** Finished children whose outcome went to a parent moved before they finished. */
   delivered: number;
-  /** What stays in BullMQ, at most 100 entries per queue (cannotCount has them all). */
-  cannot: CannotMove[];
-  cannotCount: number;
 }
 
 export interface MigrationReport {
@@ -106,20 +66,10 @@ export interface MigrationReport {
   durationMs: number;
 }
 
-const CANNOT_LISTED = 100;
-
 type Valid = Required<Omit<MigrateOptions, 'connection' | 'signal' | 'onPass'>>;
 
 function validate(o: MigrateOptions): Valid {
-  v.plainObject('options', o);
-  if (!Array.isArray(o.queues) || o.queues.length === 0) v.fail('queues', 'a non-empty array of BullMQ queue names', o.queues);
-  const queues = o.queues.map((q, i) => {
-    const name = v.queueName(q, `queues[${i}]`);
-    if (name.includes(':')) v.fail(`queues[${i}]`, "a BullMQ queue name (BullMQ's names hold no ':')", q);
-    return name;
-  });
-  if (new Set(queues).size !== queues.length) v.fail('queues', 'distinct queue names', o.queues);
-  const batchSize = o.batchSize === undefined ? 50 : v.integerIn('batchSize', o.batchSize, 1, 1000);
+  const base = validateMove(o, { queues: 'a non-empty array of BullMQ queue names', queue: "a BullMQ queue name (BullMQ's names hold no ':')" }, 50);
   const follow = o.follow === undefined ? false : v.boolean('follow', o.follow);
   if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) v.fail('signal', 'an AbortSignal', o.signal);
   if (o.onPass !== undefined && typeof o.onPass !== 'function') v.fail('onPass', 'a function', o.onPass);
@@ -128,12 +78,7 @@ function validate(o: MigrateOptions): Valid {
     follow,
     sweepMs: o.sweepMs === undefined ? 30_000 : v.integerIn('sweepMs', o.sweepMs, 1000, 3_600_000),
     idGap: o.idGap === undefined ? (follow ? 1_000_000 : 0) : v.integerIn('idGap', o.idGap, 0, 1e12),
-    queues,
-    prefix: o.prefix === undefined ? DEFAULT_PREFIX : v.prefix(o.prefix),
-    bullmqPrefix: o.bullmqPrefix === undefined ? 'bull' : v.nonEmptyString('bullmqPrefix', o.bullmqPrefix, 256),
-    dryRun: o.dryRun === undefined ? false : v.boolean('dryRun', o.dryRun),
-    force: o.force === undefined ? false : v.boolean('force', o.force),
-    batchSize,
+    ...base,
   };
 }
 
@@ -143,10 +88,7 @@ function emptyReport(queue: string): QueueMigration {
 }
 
 function noteCannot(r: QueueMigration, what: string, refused: readonly Refused[]): void {
-  for (const x of refused) {
-    r.cannotCount++;
-    if (r.cannot.length < CANNOT_LISTED) r.cannot.push({ what, id: x.id, code: x.code, reason: REFUSAL_REASONS[x.code] ?? `status ${x.code}` });
-  }
+  note(r, what, refused, REFUSAL_REASONS);
 }
 
 /** Moves (or, dry, examines) every job of one BullMQ state of one queue. */
@@ -217,19 +159,7 @@ async function deliver(client: RedisClient, keys: MoveKeys, ids: readonly string
 }
 
 async function moveSchedulers(client: RedisClient, keys: MoveKeys, dryRun: boolean, r: QueueMigration): Promise<void> {
-  const zkey = `${keys.bullBase}repeat`;
-  let skip = 0;
-  for (;;) {
-    const ids = await client.zrange(zkey, skip, skip + 99);
-    if (ids.length === 0) break;
-    for (const id of ids) {
-      const code = await moveScripts.scheduler(client, keys, id, dryRun);
-      if (code === 1) r.schedulers.moved++;
-      else if (code < 0) noteCannot(r, 'scheduler', [{ id, code }]);
-      if (code !== 1 || dryRun) skip++;
-    }
-  }
-  r.schedulers.left = await client.zcard(zkey) - (dryRun ? r.schedulers.moved : 0);
+  await moveSchedulerSet(client, `${keys.bullBase}repeat`, dryRun, r, (id) => moveScripts.scheduler(client, keys, id, dryRun), (id, code) => noteCannot(r, 'scheduler', [{ id, code }]));
 }
 
 async function moveDedup(client: RedisClient, keys: MoveKeys, dryRun: boolean, r: QueueMigration): Promise<void> {
@@ -366,26 +296,11 @@ export function migrationText(r: MigrationReport): string {
   const verb = r.dryRun ? 'would move' : 'moved';
   const lines: string[] = [];
   for (const q of r.queues) {
-    lines.push(`queue ${q.queue} (${r.bullmqPrefix} → ${r.prefix})${r.dryRun ? ' [dry run: nothing changed]' : ''}`);
-    for (const s of BULL_STATES) {
-      const c = q.states[s];
-      if (c.moved > 0 || c.left > 0) lines.push(`  ${s.padEnd(17)} ${verb} ${c.moved}${c.left > 0 ? `, ${c.left} stay in BullMQ` : ''}`);
-    }
-    lines.push(`  schedulers        ${verb} ${q.schedulers.moved}${q.schedulers.left > 0 ? `, ${q.schedulers.left} stay in BullMQ` : ''}`);
-    lines.push(`  deduplication ids ${verb} ${q.deduplication.moved}`);
-    lines.push(`  ids               BullMQ's counter ${q.ids.bullmq}; echomq generates ids above ${q.ids.echomq}`);
-    const settings = [q.paused ? 'paused' : '', q.concurrency !== undefined ? `concurrency ${q.concurrency}` : '',
-      q.rateLimit ? `rate limit ${q.rateLimit.max} per ${q.rateLimit.duration} ms` : ''].filter(Boolean);
-    if (settings.length > 0) lines.push(`  settings          ${settings.join(', ')}`);
-    if (q.delivered > 0) lines.push(`  flow children     ${q.delivered} outcomes delivered to parents moved before the child finished`);
-    if (q.cannotCount > 0) {
-      lines.push(`  cannot move ${q.cannotCount}:`);
-      for (const c of q.cannot) lines.push(`    ${c.what} ${c.id}: ${c.reason}`);
-      if (q.cannotCount > q.cannot.length) lines.push(`    … ${q.cannotCount - q.cannot.length} more`);
-    }
+    lines.push(...queueLines(q, BULL_STATES, { verb, from: r.bullmqPrefix, to: r.prefix, dryRun: r.dryRun, stays: 'BullMQ' },
+      [`  ids               BullMQ's counter ${q.ids.bullmq}; echomq generates ids above ${q.ids.echomq}`],
+      q.delivered > 0 ? [`  flow children     ${q.delivered} outcomes delivered to parents moved before the child finished`] : []));
   }
-  for (const f of r.refusals) lines.push(`the move would be refused: ${f}`);
-  for (const f of r.workers.forced) lines.push(`forced past: ${f}`);
+  lines.push(...runLines(r));
   if (r.follow) {
     const f = r.follow;
     lines.push(`followed ${Math.round(f.durationMs / 1000)} s: ${f.passes} passes (${f.wakes} woken by ${f.events} BullMQ events, ${f.sweeps} sweeps)`);

@@ -43,7 +43,8 @@ export interface JobsReply {
   refused: Refused[];
 }
 
-function pairs(r: unknown[], from: number): Refused[] {
+/** The (id, code) pairs a script reply lists from index `from` on: what the call refused. */
+export function pairs(r: unknown[], from: number): Refused[] {
   const out: Refused[] = [];
   for (let i = from; i + 1 < r.length; i += 2) out.push({ id: String(r[i]), code: Number(r[i + 1]) });
   return out;

@@ -79,18 +79,8 @@ export async function connect(
   } catch (err) {
     throw new UserError(`invalid Redis URL ${JSON.stringify(where)}: ${(err as Error).message}`);
   }
-  // Connection errors surface through the awaited commands; without a listener ioredis would
-  // also print them as "Unhandled error event".
-  let socketError: unknown;
-  client.on('error', (err) => (socketError = err));
-  try {
-    await client.connect();
-    await client.ping();
-  } catch (err) {
-    client.disconnect();
-    // connect() only says "Connection is closed"; the socket error says why.
-    throw new UserError(`cannot reach Redis at ${where}: ${connectionReason(socketError ?? err)}`);
-  }
+  const failed = await reachError(client);
+  if (failed !== undefined) throw new UserError(`cannot reach Redis at ${where}: ${connectionReason(failed)}`);
   if (await clusterEnabled(client)) {
     client.disconnect();
     return connectCluster(seeds, p, o.persistent ?? false);
@@ -147,15 +137,10 @@ async function connectCluster(seeds: string[], prefix: string, persistent: boole
   };
   const where = parsed.map((x) => maskUrl(x.url.toString())).join(',');
   const client = new Cluster(parsed.map((x) => x.node), options);
-  let socketError: unknown;
-  client.on('error', (err) => (socketError = err));
-  try {
-    await client.connect();
-    await client.ping();
-  } catch (err) {
-    client.disconnect();
+  const failed = await reachError(client);
+  if (failed !== undefined) {
     // ioredis only says "None of startup nodes is available": ask the first seed alone why.
-    const why = (await seedError(parsed[0].node, nodeOptions)) ?? socketError ?? err;
+    const why = (await seedError(parsed[0].node, nodeOptions)) ?? failed;
     throw new UserError(`cannot reach Redis Cluster at ${where}: ${connectionReason(why)}`);
   }
   return { client, prefix, where: `cluster ${where}` };
@@ -164,16 +149,28 @@ async function connectCluster(seeds: string[], prefix: string, persistent: boole
 /** The error of one connection attempt to a node (refused, not found, auth…), or undefined when it answers. */
 async function seedError(node: { host: string; port: number }, options: RedisOptions): Promise<unknown> {
   const probe = new Redis({ ...node, ...options, lazyConnect: true, retryStrategy: () => null });
-  let socketError: unknown;
-  probe.on('error', (e) => (socketError = e));
   try {
-    await probe.connect();
-    await probe.ping();
-    return undefined;
-  } catch (err) {
-    return socketError ?? err;
+    return await reachError(probe);
   } finally {
     probe.disconnect();
+  }
+}
+
+/**
+ * Connects and pings: undefined when the server answers, else why not (the socket's error
+ * first: connect() only says "Connection is closed"), the client then disconnected. The error
+ * listener stays: without one ioredis would also print later errors as "Unhandled error event".
+ */
+async function reachError(client: Redis | Cluster): Promise<unknown> {
+  let socketError: unknown;
+  client.on('error', (err) => (socketError = err));
+  try {
+    await client.connect();
+    await client.ping();
+    return undefined;
+  } catch (err) {
+    client.disconnect();
+    return socketError ?? err;
   }
 }
 

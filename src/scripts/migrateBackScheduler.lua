@@ -23,9 +23,7 @@ if not nextSlot then return 0 end
 local zkey = K.bullBase .. 'repeat'
 if redis.call('ZSCORE', zkey, sid) or redis.call('EXISTS', zkey .. ':' .. sid) == 1 then return -20 end
 if ARGV[2] == '1' then return 1 end
-local raw = redis.call('HGETALL', K.schedBase .. sid)
-local f = {}
-for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+local f = hashTable(K.schedBase .. sid) or {}
 -- BullMQ's scheduler hash field names (BullMQ's hash, not echomq's field table).
 local B = { name = 'name', every = 'every', pattern = 'pattern', tz = 'tz', startDate = 'startDate', endDate = 'endDate',
   limit = 'limit', offset = 'offset', ic = 'ic', data = 'data', opts = 'opts' }

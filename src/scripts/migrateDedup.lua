@@ -24,9 +24,7 @@ local reply = { 0 }
 
 -- The next job of a keepLastIfActive id as echomq's follower of holder; nil or a code.
 local function follow(dd, holder, nk)
-  local raw = redis.call('HGETALL', nk)
-  local f = {}
-  for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
+  local f = hashTable(nk) or {}
   if f.pk then return NOT_CARRIED end
   local hk = K.jobBase .. holder
   local st = redis.call('HGET', hk, 'st')

@@ -19,12 +19,10 @@ local sid = ARGV[1]
 local zkey = K.bullBase .. 'repeat'
 local nextSlot = redis.call('ZSCORE', zkey, sid)
 if not nextSlot then return 0 end
-local raw = redis.call('HGETALL', zkey .. ':' .. sid)
-if #raw == 0 then return -25 end
+local f = hashTable(zkey .. ':' .. sid)
+if not f then return -25 end
 if redis.call('EXISTS', K.schedBase .. sid) == 1 then return -20 end
 if ARGV[2] == '1' then return 1 end
-local f = {}
-for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
 local nxt = string.format('%d', tonumber(nextSlot))
 if not f.ic then
   -- A repeatable job of BullMQ 5 (its hash holds the schedule only: name, every or pattern,

@@ -1,27 +1,15 @@
 // The move back to BullMQ killed at random points (SIGKILL of its process, two seeds) and run
 // again: every echomq job ends in BullMQ exactly once, in its state, the ready ones in the one
 // order the move gives them (priority, then arrival across lanes), and nothing stays in echomq.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, migrateToBullMQ } from '../../src/index.js';
 import { client, keysOf, qname, redisUrl, waitFor } from '../helpers.js';
+import { killMidway } from './helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/migrate-back-run.mjs', import.meta.url));
-const REGISTER = fileURLToPath(new URL('../fixtures/register-ts.mjs', import.meta.url));
 const redis = client();
 afterAll(() => redis.quit());
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** echomq jobs in six lanes: ready (some prioritized), delayed, completed. Returns id → state and the ready order. */
 async function fill(name: string, n: number): Promise<{ want: Map<string, string>; order: string[] }> {
@@ -71,24 +59,11 @@ async function check(name: string, want: Map<string, string>, order: string[]): 
 
 describe('the move back to BullMQ under faults', () => {
   it.each([5, 29])('SIGKILLed at a random point (seed %i) and run again: every job once, in order', async (seed) => {
-    const random = rng(seed);
     const name = qname('back-kill');
     const { want, order } = await fill(name, 400);
-    const child = spawn(process.execPath, ['--import', REGISTER, FIXTURE, redisUrl(), '3', name], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    await waitFor(() => out.includes('READY') || child.exitCode !== null, 20_000, 'the move to start');
     const moved = async () => (await redis.llen(`bull:${name}:wait`)) + (await redis.zcard(`bull:${name}:prioritized`))
       + (await redis.zcard(`bull:${name}:delayed`)) + (await redis.zcard(`bull:${name}:completed`));
-    const target = 1 + Math.floor(random() * (want.size - 20));
-    await waitFor(async () => (await moved()) >= target || out.includes('DONE'), 20_000, 'the move to reach the kill point');
-    child.kill('SIGKILL');
-    await exited;
-    const movedBefore = await moved();
-    console.log(`seed ${seed}: killed at ${movedBefore} of ${want.size} jobs moved (aimed at ${target})`);
-    expect(out).not.toContain('DONE');
-    expect(movedBefore).toBeLessThan(want.size);
+    const movedBefore = await killMidway(FIXTURE, name, seed, want.size, want.size - 20, moved);
     const again = await migrateToBullMQ({ connection: redisUrl(), queues: [name] });
     expect(again.queues[0]!.cannotCount).toBe(0);
     expect(again.jobs).toBe(want.size - movedBefore);

@@ -4,18 +4,13 @@
 // docs give and show the moved history. Then the round trip BullMQ → echomq → BullMQ → echomq
 // leaves every job hash as it was, field by field.
 import * as bull from 'bullmq';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FlowProducer, Queue, Worker, migrateFromBullMQ, migrateToBullMQ } from '../../src/index.js';
 import { ValidationError } from '../../src/core/errors.js';
-import { client, keysOf, qname, redisUrl, waitFor } from '../helpers.js';
+import { keysOf, qname, waitFor } from '../helpers.js';
+import { checkCliReport, testRedis } from './helpers.js';
 
-const redis = client();
-const opened: Array<{ close(): Promise<unknown> }> = [];
-afterAll(async () => {
-  for (const o of opened.reverse()) await o.close().catch(() => {});
-  await redis.quit();
-});
-const conn = () => redis.duplicate();
+const { redis, opened, conn } = testRedis();
 
 /** Every echomq job hash of a queue, by id, without the arrival stamp (new stamps are drawn on each move; the order is tested apart). */
 async function echoJobs(name: string): Promise<Map<string, Record<string, string>>> {
@@ -257,33 +252,13 @@ describe('migrateToBullMQ', () => {
 });
 
 describe('echomq migrate-to-bullmq', () => {
-  async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-    const { runCli } = await import('../../src/cli/program.js');
-    let out = '';
-    let err = '';
-    const code = await runCli(['--redis', redisUrl(), ...args], { out: (s) => (out += s), err: (s) => (err += s), env: {} });
-    return { code, out, err };
-  }
-
   it('reports per state, dry and for real, as text and JSON', async () => {
     const name = qname('back-cli');
     const q = new Queue(name, { connection: conn() });
     opened.push(q);
     await q.addBulk([{ name: 'a', data: {}, opts: { lane: 'x' } }, { name: 'b', data: {}, opts: { delay: 5000 } }]);
-    const dry = await cli(['migrate-to-bullmq', name, '--bullmq-prefix', 'legacy', '--dry-run']);
-    expect(dry.code).toBe(0);
-    expect(dry.out).toContain('[dry run: nothing changed]');
-    expect(dry.out).toMatch(/ready\s+would move 1/);
-    expect(dry.out).toMatch(/delayed\s+would move 1/);
-    expect(await redis.exists(`legacy:${name}:wait`)).toBe(0);
-    const real = await cli(['migrate-to-bullmq', name, '--bullmq-prefix', 'legacy', '--json']);
-    expect(real.code).toBe(0);
-    const report = JSON.parse(real.out);
-    expect(report.jobs).toBe(2);
-    expect(report.queues[0].states.delayed.moved).toBe(1);
-    expect(await redis.lrange(`legacy:${name}:wait`, 0, -1)).toEqual(['1']);
-    const bad = await cli(['migrate-to-bullmq', name, '--batch', '5000']);
-    expect(bad.code).toBe(1);
-    expect(bad.err).toMatch(/batchSize/);
+    await checkCliReport('migrate-to-bullmq', name, 'ready',
+      async () => expect(await redis.exists(`legacy:${name}:wait`)).toBe(0),
+      async () => expect(await redis.lrange(`legacy:${name}:wait`, 0, -1)).toEqual(['1']));
   });
 });

@@ -5,18 +5,13 @@
 // deduplication id and ids above BullMQ's.
 import * as bull from 'bullmq';
 import * as bull5 from 'bullmq5';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Queue, Worker, migrateFromBullMQ, MigrationRefusedError, type Job } from '../../src/index.js';
 import { ValidationError } from '../../src/core/errors.js';
-import { client, keysOf, qname, redisUrl, sleep, waitFor } from '../helpers.js';
+import { keysOf, qname, redisUrl, sleep, waitFor } from '../helpers.js';
+import { checkCliReport, testRedis } from './helpers.js';
 
-const redis = client();
-const opened: Array<{ close(): Promise<unknown> }> = [];
-afterAll(async () => {
-  for (const o of opened.reverse()) await o.close().catch(() => {});
-  await redis.quit();
-});
-const conn = () => redis.duplicate();
+const { redis, opened, conn } = testRedis();
 
 /** What a user reads of a job, BullMQ's toJSON fields that both sides must agree on. */
 function seen(j: { toJSON(): Record<string, unknown> } | undefined) {
@@ -455,33 +450,13 @@ describe('migrateFromBullMQ', () => {
 });
 
 describe('echomq migrate-from-bullmq', () => {
-  async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-    const { runCli } = await import('../../src/cli/program.js');
-    let out = '';
-    let err = '';
-    const code = await runCli(['--redis', redisUrl(), ...args], { out: (s) => (out += s), err: (s) => (err += s), env: {} });
-    return { code, out, err };
-  }
-
   it('reports per state, dry and for real, as text and JSON', async () => {
     const name = qname('mig-cli');
     const q = new bull.Queue(name, { connection: conn(), prefix: 'legacy' });
     opened.push(q);
     await q.addBulk([{ name: 'a', data: {} }, { name: 'b', data: {}, opts: { delay: 5000 } }]);
-    const dry = await cli(['migrate-from-bullmq', name, '--bullmq-prefix', 'legacy', '--dry-run']);
-    expect(dry.code).toBe(0);
-    expect(dry.out).toContain('[dry run: nothing changed]');
-    expect(dry.out).toMatch(/wait\s+would move 1/);
-    expect(dry.out).toMatch(/delayed\s+would move 1/);
-    expect(await redis.llen(`legacy:${name}:wait`)).toBe(1);
-    const real = await cli(['migrate-from-bullmq', name, '--bullmq-prefix', 'legacy', '--json']);
-    expect(real.code).toBe(0);
-    const report = JSON.parse(real.out);
-    expect(report.jobs).toBe(2);
-    expect(report.queues[0].states.delayed.moved).toBe(1);
-    expect(await redis.exists(`legacy:${name}:wait`)).toBe(0);
-    const bad = await cli(['migrate-from-bullmq', name, '--batch', '5000']);
-    expect(bad.code).toBe(1);
-    expect(bad.err).toMatch(/batchSize/);
+    await checkCliReport('migrate-from-bullmq', name, 'wait',
+      async () => expect(await redis.llen(`legacy:${name}:wait`)).toBe(1),
+      async () => expect(await redis.exists(`legacy:${name}:wait`)).toBe(0));
   });
 });

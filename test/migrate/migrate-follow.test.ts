@@ -8,22 +8,17 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as bull from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Queue, Worker, migrateFromBullMQ, type Job } from '../../src/index.js';
 import { ValidationError } from '../../src/core/errors.js';
-import { client, qname, redisUrl, sleep, waitFor } from '../helpers.js';
+import { qname, redisUrl, sleep, waitFor } from '../helpers.js';
+import { testRedis } from './helpers.js';
 import { everyNth, faultScope } from '../fault-proxy.js';
 
 const REGISTER = fileURLToPath(new URL('../fixtures/register-ts.mjs', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
-const redis = client();
-const opened: Array<{ close(): Promise<unknown> }> = [];
-afterAll(async () => {
-  for (const o of opened.reverse()) await o.close().catch(() => {});
-  await redis.quit();
-});
-const conn = () => redis.duplicate();
+const { redis, opened, conn } = testRedis();
 
 /**
  * Commands on one key seen by MONITOR, with the address of the connection that sent them. A raw

@@ -1,30 +1,17 @@
 // The move from BullMQ killed at random points (SIGKILL of its process, several seeds) and run
 // again, and two moves at once: every BullMQ job ends in echomq exactly once, in its state,
 // and nothing of it stays in BullMQ.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as bull from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue, migrateFromBullMQ } from '../../src/index.js';
-import { client, keysOf, qname, redisUrl, waitFor } from '../helpers.js';
+import { client, keysOf, qname, redisUrl } from '../helpers.js';
 import { everyNth, faultScope } from '../fault-proxy.js';
+import { killMidway } from './helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/migrate-run.mjs', import.meta.url));
-const REGISTER = fileURLToPath(new URL('../fixtures/register-ts.mjs', import.meta.url));
 const redis = client();
 afterAll(() => redis.quit());
-
-/** A small deterministic generator (mulberry32), so a failing seed can be run again. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** BullMQ jobs in four states: waiting, prioritized, delayed, completed. Returns id → state. */
 async function fill(name: string, n: number): Promise<Map<string, string>> {
@@ -69,25 +56,12 @@ async function check(name: string, want: Map<string, string>): Promise<void> {
 
 describe('the move from BullMQ under faults', () => {
   it.each([11, 23, 47, 91])('SIGKILLed at a random point (seed %i) and run again: every job once', async (seed) => {
-    const random = rng(seed);
     const name = qname('mig-kill');
     const want = await fill(name, 400);
-    const child = spawn(process.execPath, ['--import', REGISTER, FIXTURE, redisUrl(), '3', name], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    await waitFor(() => out.includes('READY') || child.exitCode !== null, 20_000, 'the move to start');
-    // Kill inside the move, once a random number of jobs has moved (each batch is one call).
     const k = keysOf(name);
     const moved = async () => Number((await redis.hget(k.meta, 'ready')) ?? 0) + (await redis.zcard(k.delayed)) + (await redis.zcard(k.completed));
-    const target = 1 + Math.floor(random() * want.size * 0.6); // room left for the kill to land before the end
-    await waitFor(async () => (await moved()) >= target || out.includes('DONE'), 20_000, 'the move to reach the kill point');
-    child.kill('SIGKILL');
-    await exited;
-    const movedBefore = await moved();
-    console.log(`seed ${seed}: killed at ${movedBefore} of ${want.size} jobs moved (aimed at ${target})`);
-    expect(out).not.toContain('DONE');
-    expect(movedBefore).toBeLessThan(want.size);
+    // Room left for the kill to land before the end.
+    await killMidway(FIXTURE, name, seed, want.size, want.size * 0.6, moved);
     const again = await migrateFromBullMQ({ connection: redisUrl(), queues: [name] });
     expect(again.queues[0]!.cannotCount).toBe(0);
     await check(name, want);

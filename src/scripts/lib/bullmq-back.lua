@@ -41,13 +41,9 @@ local function keepBack(c, a)
   return tonumber(c)
 end
 
--- An echomq job hash (HGETALL list) as a table, or nil when the job is gone.
+-- An echomq job hash as a table, or nil when the job is gone.
 local function readEchoJob(id)
-  local raw = redis.call('HGETALL', K.jobBase .. id)
-  if #raw == 0 then return nil end
-  local f = {}
-  for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
-  return f
+  return hashTable(K.jobBase .. id)
 end
 
 -- BullMQ's stored options JSON of an echomq job: its opts with BullMQ's short names, the
@@ -88,10 +84,8 @@ end
 -- job), from the scheduler's BullMQ hash that migrateBackScheduler wrote; nil when it is not
 -- in BullMQ (the job then runs once there, as a job of a removed scheduler would).
 local function repeatOptsOf(sid)
-  local raw = redis.call('HGETALL', K.bullBase .. 'repeat:' .. sid)
-  if #raw == 0 then return nil end
-  local s = {}
-  for i = 1, #raw, 2 do s[raw[i]] = raw[i + 1] end
+  local s = hashTable(K.bullBase .. 'repeat:' .. sid)
+  if not s then return nil end
   local r = { count = tonumber(s.ic or '1') }
   if s.every then r.every = tonumber(s.every) else r.pattern = s.pattern end
   for _, k in ipairs({ 'limit', 'startDate', 'endDate', 'offset' }) do

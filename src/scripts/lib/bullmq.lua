@@ -124,13 +124,18 @@ end
 -- echomq's highest priority; BullMQ allows one more (2^21), moved as this one.
 local PRIO_MAX = 2097151
 
--- A BullMQ job hash (HGETALL list) as a table, or nil when the job is gone.
-local function readBullJob(id)
-  local raw = redis.call('HGETALL', K.bullBase .. id)
+-- A hash (HGETALL list) as a table, or nil when the key does not exist.
+local function hashTable(key)
+  local raw = redis.call('HGETALL', key)
   if #raw == 0 then return nil end
   local f = {}
   for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
   return f
+end
+
+-- A BullMQ job hash as a table, or nil when the job is gone.
+local function readBullJob(id)
+  return hashTable(K.bullBase .. id)
 end
 
 -- The parent fields (pid, pk, pq, ppx, pol) of a BullMQ child, appended to h; returns the new
