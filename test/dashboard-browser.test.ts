@@ -339,6 +339,21 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     const w = page.locator('#workers tbody tr').first();
     await expect.poll(() => w.locator('td').first().textContent()).toBe('billing-1');
     expect(await w.locator('td').nth(1).textContent()).toMatch(/^127\.0\.0\.1:\d+$/);
+    // What each worker runs: two jobs claimed by a named worker, with their name and lane.
+    const crew = new Queue(qname('crew'), { connection: redisUrl(), prefix });
+    const hand = new Worker(crew.name, null, { connection: redisUrl(), prefix, name: 'crew-7' });
+    await crew.addBulk([{ name: 'resize', data: {}, opts: { lane: 'photos' } }, { name: 'encode', data: {}, opts: { lane: 'video' } }]);
+    const held = [(await hand.getNextJob('t1'))!, (await hand.getNextJob('t2'))!];
+    await page.goto(`${dash.url}?queue=${encodeURIComponent(crew.name)}&tab=workers`);
+    const cells = async () => (await page.locator('#held tbody tr').all()).length === 2
+      ? Promise.all((await page.locator('#held tbody tr').all()).map(async (r) => (await r.locator('td').allTextContents()).slice(0, 4).join('|')))
+      : [];
+    await expect.poll(cells).toEqual(held.map((j) => `crew-7|${j.id}|${j.name}|${j.lane}`));
+    expect(await page.locator('#heldNote').textContent()).toBe('2 active jobs');
+    await row('#held', 'encode').click();
+    await expect.poll(() => page.url()).toContain(`job=${held[1].id}`);
+    await hand.close();
+    await crew.close();
 
     await page.goto(`${dash.url}${qs()}&tab=schedulers`);
     const s = row('#schedulers', 'nightly-report');
