@@ -147,7 +147,13 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     await waitFor(async () => (await depthOf('initech')) === 0, 10_000, 'emptied lane');
     expect((await laneRow('initech').locator('svg.spark polyline').boundingBox())!.width).toBeGreaterThan(100);
     await page.locator('#lanes th[data-key="depth"]').click();
-    expect(await page.locator('#lanes tbody tr td:first-child').first().textContent()).toMatch(/^(acme|globex)$/);
+    // Deepest first is asked of the server over all lanes, and kept in the URL across a reload.
+    await page.locator('#laneNote', { hasText: 'the 5 lanes with the most jobs of all 5' }).waitFor();
+    expect(new URL(page.url()).searchParams.get('sort')).toBe('-depth');
+    await page.reload();
+    await page.locator('#laneNote', { hasText: 'the 5 lanes with the most jobs of all 5' }).waitFor();
+    expect(await page.locator('#lanes th[data-key="depth"]').getAttribute('class')).toBe('desc');
+    expect(await page.locator('#lanes tbody tr td:first-child').allTextContents()).toEqual(['globex', 'acme', LONG_LANE, XSS_LANE, 'initech']);
     // Lane search by prefix, in the URL.
     await page.fill('#laneSearch', 'glo');
     await page.locator('#laneSearchGo').click();
