@@ -34,6 +34,7 @@ import { laneHeads, laneShare } from './lane-share.js';
 import { latency } from './latency.js';
 import { redisTimeMs } from '../core/values.js';
 import { topLanes } from '../operator/lanes.js';
+import { shardQueues } from '../operator/shards.js';
 
 export class HttpError extends Error {
   constructor(
@@ -122,8 +123,17 @@ export async function get(ctx: ApiContext, seg: string[], query: URLSearchParams
       case 'throughput':
         return ctx.throughput.series(q.name);
       case 'workers':
-        const [byQueue, active] = await Promise.all([workersByQueue(t.client, t.prefix, [q.name]), activeByWorker(t.client, q.keys)]);
-        return { workers: byQueue.get(q.name)!, ...active } satisfies WorkersReply;
+        // A sharded queue's jobs are in its shards: each shard's active set, merged.
+        const [byQueue, parts] = await Promise.all([
+          workersByQueue(t.client, t.prefix, [q.name]),
+          Promise.all(shardQueues(q).map((s) => activeByWorker(s.client, s.keys))),
+        ]);
+        const held: WorkersReply['held'] = {};
+        for (const p of parts) for (const [by, jobs] of Object.entries(p.held)) (held[by] ??= []).push(...jobs);
+        return {
+          workers: byQueue.get(q.name)!, held,
+          active: parts.reduce((n, p) => n + p.active, 0), truncated: parts.some((p) => p.truncated),
+        } satisfies WorkersReply;
       case 'lanes':
       {
         const sort = query.get('sort');
