@@ -147,7 +147,13 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     await waitFor(async () => (await depthOf('initech')) === 0, 10_000, 'emptied lane');
     expect((await laneRow('initech').locator('svg.spark polyline').boundingBox())!.width).toBeGreaterThan(100);
     await page.locator('#lanes th[data-key="depth"]').click();
-    expect(await page.locator('#lanes tbody tr td:first-child').first().textContent()).toMatch(/^(acme|globex)$/);
+    // Deepest first is asked of the server over all lanes, and kept in the URL across a reload.
+    await page.locator('#laneNote', { hasText: 'the 5 lanes with the most jobs of all 5' }).waitFor();
+    expect(new URL(page.url()).searchParams.get('sort')).toBe('-depth');
+    await page.reload();
+    await page.locator('#laneNote', { hasText: 'the 5 lanes with the most jobs of all 5' }).waitFor();
+    expect(await page.locator('#lanes th[data-key="depth"]').getAttribute('class')).toBe('desc');
+    expect(await page.locator('#lanes tbody tr td:first-child').allTextContents()).toEqual(['globex', 'acme', LONG_LANE, XSS_LANE, 'initech']);
     // Lane search by prefix, in the URL.
     await page.fill('#laneSearch', 'glo');
     await page.locator('#laneSearchGo').click();
@@ -339,6 +345,21 @@ describe.skipIf(!have)(have ? 'dashboard in Chromium' : `dashboard in Chromium (
     const w = page.locator('#workers tbody tr').first();
     await expect.poll(() => w.locator('td').first().textContent()).toBe('billing-1');
     expect(await w.locator('td').nth(1).textContent()).toMatch(/^127\.0\.0\.1:\d+$/);
+    // What each worker runs: two jobs claimed by a named worker, with their name and lane.
+    const crew = new Queue(qname('crew'), { connection: redisUrl(), prefix });
+    const hand = new Worker(crew.name, null, { connection: redisUrl(), prefix, name: 'crew-7' });
+    await crew.addBulk([{ name: 'resize', data: {}, opts: { lane: 'photos' } }, { name: 'encode', data: {}, opts: { lane: 'video' } }]);
+    const held = [(await hand.getNextJob('t1'))!, (await hand.getNextJob('t2'))!];
+    await page.goto(`${dash.url}?queue=${encodeURIComponent(crew.name)}&tab=workers`);
+    const cells = async () => (await page.locator('#held tbody tr').all()).length === 2
+      ? Promise.all((await page.locator('#held tbody tr').all()).map(async (r) => (await r.locator('td').allTextContents()).slice(0, 4).join('|')))
+      : [];
+    await expect.poll(cells).toEqual(held.map((j) => `crew-7|${j.id}|${j.name}|${j.lane}`));
+    expect(await page.locator('#heldNote').textContent()).toBe('2 active jobs');
+    await row('#held', 'encode').click();
+    await expect.poll(() => page.url()).toContain(`job=${held[1].id}`);
+    await hand.close();
+    await crew.close();
 
     await page.goto(`${dash.url}${qs()}&tab=schedulers`);
     const s = row('#schedulers', 'nightly-report');

@@ -1,12 +1,13 @@
 // The dashboard on a real local Redis Cluster (3 masters): given the URL of one node, the
 // handler talks to the whole Cluster, the overview lists the queues of every master, and a
-// sharded queue shows as one queue with its shards beside it, in Chromium.
+// sharded queue shows as one queue with its shards beside it, in Chromium, and its workers view
+// holds the active jobs of every shard.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { Redis, type Cluster } from 'ioredis';
-import { Queue } from '../src/index.js';
+import { Queue, Worker } from '../src/index.js';
 import { createDashboardHandler, type DashboardHandler } from '../src/dashboard/handler.js';
 import { startDashboard } from '../src/dashboard/server.js';
 import { queueKeys } from '../src/core/keys.js';
@@ -64,6 +65,23 @@ describe('dashboard on a Redis Cluster', () => {
     // A shard opens as an ordinary queue.
     const shard = await (await fetch(`${url}api/queues/${encodeURIComponent('big#1')}?lanes=0`)).json();
     expect(shard.counts.waiting).toBe(big.shards[1].counts.waiting);
+  });
+
+  it('shows the active jobs of a sharded queue held by its worker, from every shard', async () => {
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    const w = new Worker('big', () => hold, { connection: { cluster: { nodes: cluster.nodes } }, shards: 3, name: 'sh-w', concurrency: 3 });
+    try {
+      const big = queues.find((q) => q.name === 'big')!;
+      let active = 0;
+      await expect.poll(async () => (active = (await big.getJobCounts('active')).active), { timeout: 10_000 }).toBe(3);
+      const r = await (await fetch(`${url}api/queues/big/workers`)).json();
+      expect([Object.keys(r.held), r.active, r.truncated]).toEqual([['sh-w'], active, false]);
+      expect(new Set(r.held['sh-w'].map((j: { lane: string }) => j.lane)).size).toBe(active);
+    } finally {
+      release();
+      await w.close();
+    }
   });
 
   it('serves the whole Cluster from the standalone server given one node\'s client (echomq dashboard --redis <node>)', async () => {

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { FlowProducer, Queue, Worker } from '../src/index.js';
 import { Throughput } from '../src/dashboard/throughput.js';
-import { CHILDREN_SHOWN, HEALTH_LANES, NAME_SCAN, jobFull, jobsPage, lanesPage, overviewHealth, searchByName, schedulersPage, workersByQueue } from '../src/dashboard/reads.js';
-import { BULK_MAX, post, type ApiContext } from '../src/dashboard/api.js';
+import { ACTIVE_SHOWN, CHILDREN_SHOWN, HEALTH_LANES, activeByWorker, NAME_SCAN, jobFull, jobsPage, lanesPage, overviewHealth, searchByName, schedulersPage, workersByQueue } from '../src/dashboard/reads.js';
+import { BULK_MAX, get, post, type ApiContext, type LanesReply } from '../src/dashboard/api.js';
 import { SHARE_SAMPLE, laneShare } from '../src/dashboard/lane-share.js';
 import { LATENCY_SAMPLE, latency } from '../src/dashboard/latency.js';
 import { usePrivateServer } from './private-server.js';
@@ -79,6 +79,50 @@ describe('dashboard reads are bounded', () => {
     expect(byQueue!.get('wa')![0].addr).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(byQueue!.get('wide')).toEqual([]);
     await Promise.all([w1.close(), w2.close()]);
+  });
+
+  it('groups the active jobs by the worker holding them, reading the first ACTIVE_SHOWN only', async () => {
+    const q = server.queue('held');
+    await q.addBulk(Array.from({ length: ACTIVE_SHOWN + 5 }, (_, i) => ({ name: i % 2 ? 'odd' : 'even', data: {}, opts: { lane: `t${i % 3}` } })));
+    const a = new Worker('held', null, { connection: server.url, name: 'alpha' });
+    const b = new Worker('held', null, { connection: server.url, name: 'beta' });
+    const byA: string[] = [];
+    for (let i = 0; i < 255; i++) byA.push((await a.getNextJob('ta'))!.id!);
+    for (let i = 0; i < 250; i++) await b.getNextJob('tb');
+    let reply: Awaited<ReturnType<typeof activeByWorker>> | undefined;
+    const calls = await counted(server.admin, async () => (reply = await activeByWorker(server.admin, q.keys)));
+    // One window of the active set, one HMGET per job shown; 505 active, 500 read.
+    expect(calls.zrangebyscore).toBe(1);
+    expect(calls.hmget).toBe(ACTIVE_SHOWN);
+    expect([reply!.active, reply!.truncated]).toEqual([ACTIVE_SHOWN, true]);
+    expect(Object.keys(reply!.held).sort()).toEqual(['alpha', 'beta']);
+    expect(reply!.held.alpha.length + reply!.held.beta.length).toBe(ACTIVE_SHOWN);
+    const first = reply!.held.alpha.find((j) => j.id === byA[0])!;
+    const job = (await q.getJob(byA[0]))!;
+    expect(first).toEqual({ id: byA[0], name: job.name, lane: job.lane, since: job.processedOn });
+    expect(reply!.held.alpha.every((j) => byA.includes(j.id))).toBe(true);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('sorts lanes by depth, active or weight over all 20,000 lanes of a queue, in pages of 1,000', async () => {
+    const q = server.queue('many');
+    const lane = (i: number) => `m${String(i).padStart(5, '0')}`;
+    for (let i = 0; i < 20_000; i += 5000) {
+      await q.addBulk(Array.from({ length: 5000 }, (_, k) => ({ name: 'j', data: {}, opts: { lane: lane(i + k) } })));
+    }
+    // The largest lanes sort last by name, far beyond the first page of 1,000.
+    await q.addBulk([...Array(4).fill(lane(19_990)), ...Array(2).fill(lane(15_000))].map((l) => ({ name: 'j', data: {}, opts: { lane: l } })));
+    await q.lanes.setWeight(lane(17_777), 9);
+    const ctx = { target: { client: server.admin, prefix: 'emq', where: '' }, readOnly: true, tokenRequired: false } as unknown as ApiContext;
+    let reply: LanesReply | undefined;
+    const calls = await counted(server.admin, async () => (reply = (await get(ctx, ['queues', 'many', 'lanes'], new URLSearchParams('sort=depth&limit=3'))) as LanesReply));
+    expect(reply!.lanes.map((l) => [l.name, l.depth])).toEqual([[lane(19_990), 5], [lane(15_000), 3], [lane(0), 1]]);
+    expect([reply!.scanned, reply!.next]).toEqual([20_000, null]);
+    expect(calls.zrangebylex).toBe(21); // 20 full pages and the empty one after
+    const heavy = (await get(ctx, ['queues', 'many', 'lanes'], new URLSearchParams('sort=weight&limit=1'))) as LanesReply;
+    expect(heavy.lanes.map((l) => [l.name, l.weight])).toEqual([[lane(17_777), 9]]);
+    await expect(get(ctx, ['queues', 'many', 'lanes'], new URLSearchParams('sort=size'))).rejects.toThrow('sort must be "name", "depth", "active" or "weight", got "size"');
+    await expect(get(ctx, ['queues', 'many', 'lanes'], new URLSearchParams('sort=depth&limit=1001'))).rejects.toThrow('limit must be an integer 1…1000, got 1001');
   });
 
   it('reads one page of jobs and one more id, in every state and across states', async () => {

@@ -13,8 +13,9 @@
  *   GET  api/queues/:q/jobs?name&state&cursor&limit     jobs whose name contains `name`: a resumable scan
  *   GET  api/queues/:q/jobs/:id                          one job: data, options, logs, parent, children
  *   GET  api/queues/:q/latency?window=s                  time waiting and processing, percentiles (2,000 jobs)
- *   GET  api/queues/:q/workers                           the queue's workers (CLIENT LIST)
+ *   GET  api/queues/:q/workers                           the queue's workers (CLIENT LIST), the active jobs each holds (500)
  *   GET  api/queues/:q/lanes?after&prefix&limit          a page of lanes by name (≤ 1,000)
+ *   GET  api/queues/:q/lanes?sort=depth|active|weight&limit  the largest lanes of the whole queue (≤ 1,000)
  *   GET  api/queues/:q/fairness                          lanes' share of recent starts, head job ages (1,000 lanes)
  *   GET  api/queues/:q/schedulers?offset&limit           job schedulers by next run
  *   POST api/queues/:q/pause | resume | retry-failed | promote-all | drain | clean | obliterate
@@ -28,10 +29,12 @@ import type { Target } from '../operator/target.js';
 import * as ops from '../operator/operations.js';
 import * as v from '../core/validate.js';
 import type { Throughput } from './throughput.js';
-import { findById, jobFull, jobsPage, lanesPage, overviewHealth, queueSummary, searchByName, schedulersPage, workersByQueue } from './reads.js';
+import { activeByWorker, findById, jobFull, jobsPage, lanesPage, overviewHealth, queueSummary, searchByName, schedulersPage, workersByQueue } from './reads.js';
 import { laneHeads, laneShare } from './lane-share.js';
 import { latency } from './latency.js';
 import { redisTimeMs } from '../core/values.js';
+import { topLanes } from '../operator/lanes.js';
+import { shardQueues } from '../operator/shards.js';
 
 export class HttpError extends Error {
   constructor(
@@ -59,9 +62,11 @@ export type OverviewReply = Awaited<ReturnType<typeof overviewHealth>>;
 export type QueueReply = Awaited<ReturnType<typeof ops.queueStatus>>;
 export type SummaryReply = Awaited<ReturnType<typeof queueSummary>>;
 export type JobsReply = Awaited<ReturnType<typeof jobsPage>> & { scanned?: number };
-export type WorkersReply = { workers: Awaited<ReturnType<typeof workersByQueue>> extends Map<string, infer W> ? W : never };
+export type WorkersReply = {
+  workers: Awaited<ReturnType<typeof workersByQueue>> extends Map<string, infer W> ? W : never;
+} & Awaited<ReturnType<typeof activeByWorker>>;
 export type SchedulersReply = Awaited<ReturnType<typeof schedulersPage>>;
-export type LanesReply = Awaited<ReturnType<typeof lanesPage>>;
+export type LanesReply = Awaited<ReturnType<typeof lanesPage>> & { scanned?: number };
 export type LatencyReply = Awaited<ReturnType<typeof latency>>;
 export type FairnessReply = { share: Awaited<ReturnType<typeof laneShare>>; oldest: Record<string, number | null> };
 export type { Series as ThroughputReply } from './throughput.js';
@@ -118,9 +123,29 @@ export async function get(ctx: ApiContext, seg: string[], query: URLSearchParams
       case 'throughput':
         return ctx.throughput.series(q.name);
       case 'workers':
-        return { workers: (await workersByQueue(t.client, t.prefix, [q.name])).get(q.name)! } satisfies WorkersReply;
+        // A sharded queue's jobs are in its shards: each shard's active set, merged.
+        const [byQueue, parts] = await Promise.all([
+          workersByQueue(t.client, t.prefix, [q.name]),
+          Promise.all(shardQueues(q).map((s) => activeByWorker(s.client, s.keys))),
+        ]);
+        const held: WorkersReply['held'] = {};
+        for (const p of parts) for (const [by, jobs] of Object.entries(p.held)) (held[by] ??= []).push(...jobs);
+        return {
+          workers: byQueue.get(q.name)!, held,
+          active: parts.reduce((n, p) => n + p.active, 0), truncated: parts.some((p) => p.truncated),
+        } satisfies WorkersReply;
       case 'lanes':
+      {
+        const sort = query.get('sort');
+        if (sort !== null && sort !== '' && sort !== 'name') {
+          // The largest lanes of the whole queue, read in bounded pages (topLanes), not of one page.
+          if (sort !== 'depth' && sort !== 'active' && sort !== 'weight') v.fail('sort', '"name", "depth", "active" or "weight"', sort);
+          const limit = qnum(query.get('limit'));
+          const top = await topLanes(q, sort, limit === undefined ? 200 : v.integerIn('limit', limit, 1, 1000));
+          return { lanes: top.lanes, next: null, scanned: top.scanned } satisfies LanesReply;
+        }
         return lanesPage(q, { after: query.get('after') ?? undefined, prefix: query.get('prefix') ?? undefined, limit: qnum(query.get('limit')) });
+      }
       case 'latency': {
         const w = qnum(query.get('window'));
         return latency(t.client, q.keys, w === undefined ? 300 : v.integerIn('window', w, 60, 3600), redisTimeMs((await t.client.time()) as unknown as [string, string]));

@@ -12,6 +12,7 @@ import { JOB_STATES, getJobCounts, laneInfos, listQueues, rangeIds, type JobCoun
 import { loadJobs } from '../job/load-jobs.js';
 import { DEFAULT_MAX_PAYLOAD } from '../core/options.js';
 import { parseClientList } from '../queue/workers-list.js';
+import { setWindow } from '../ops/active-set.js';
 import { laneHeads } from './lane-share.js';
 import { jobDetail, jobsInState, row as jobRow, type JobRow } from '../operator/operations.js';
 import type { Target } from '../operator/target.js';
@@ -57,6 +58,39 @@ export async function workersByQueue(client: RedisClient, prefix: string, queues
   }
   for (const ws of out.values()) ws.sort((a, b) => a.name.localeCompare(b.name) || a.addr.localeCompare(b.addr));
   return out;
+}
+
+/** Active jobs read for the workers view (the first by lease deadline). */
+export const ACTIVE_SHOWN = 500;
+
+export interface HeldJob {
+  id: string;
+  name: string;
+  lane: string;
+  /** When the current attempt started (processedOn), ms; null if not recorded. */
+  since: number | null;
+}
+
+/**
+ * The active jobs each worker holds, by the worker's name (the job's processedBy; '' for a
+ * worker without a name or manual processing): the first ACTIVE_SHOWN jobs of the active set
+ * by lease deadline (one ZRANGEBYSCORE … LIMIT) and one HMGET per job, in one pipeline.
+ */
+export async function activeByWorker(client: RedisClient, keys: QueueKeys): Promise<{ held: Record<string, HeldJob[]>; active: number; truncated: boolean }> {
+  const ids = await setWindow(client, keys, keys.active, 0, ACTIVE_SHOWN, true);
+  const shown = ids.slice(0, ACTIVE_SHOWN);
+  const p = client.pipeline();
+  for (const id of shown) p.hmget(jobKey(keys, id), JobField.processedBy, JobField.name, JobField.lane, JobField.processedOn);
+  const rows = shown.length ? (await p.exec())! : [];
+  const held: Record<string, HeldJob[]> = {};
+  shown.forEach((id, i) => {
+    const [err, val] = rows[i];
+    if (err) throw err;
+    const [by, name, lane, on] = val as Array<string | null>;
+    if (name === null) return; // removed between the two reads
+    (held[by ?? ''] ??= []).push({ id, name, lane: lane ?? 'default', since: on === null ? null : Number(on) });
+  });
+  return { held, active: shown.length, truncated: ids.length > ACTIVE_SHOWN };
 }
 
 export interface Health {

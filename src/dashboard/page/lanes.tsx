@@ -11,6 +11,7 @@ import { Button, Cut, age, rowKeys, useApp, usePoll } from './ui.js';
 
 type Lane = LanesReply['lanes'][number];
 type SortKey = 'name' | 'depth' | 'active' | 'weight' | 'limit' | 'paused' | 'rate' | 'share' | 'oldest';
+const SORT_KEYS: SortKey[] = ['name', 'depth', 'active', 'weight', 'limit', 'paused', 'rate', 'share', 'oldest'];
 type Fair = { share: Map<string, number>; oldest: Record<string, number | null> };
 /** Depth samples kept per lane (about 2 minutes at 1.5 s). */
 const HIST = 80;
@@ -65,14 +66,21 @@ function LanePanel({ queue, lane, onClose }: { queue: string; lane: Lane; onClos
 }
 
 export function Lanes({ queue, route }: { queue: string; route: Route }) {
-  const [sort, setSort] = useState<{ key: SortKey; dir: 1 | -1 }>({ key: 'name', dir: 1 });
+  // Sorting is in the URL; largest first by depth, active or weight is asked of the server, over all lanes.
+  const sortText = route.sort.replace(/^-/, '');
+  const sort: { key: SortKey; dir: 1 | -1 } = SORT_KEYS.includes(sortText as SortKey)
+    ? { key: sortText as SortKey, dir: route.sort.startsWith('-') ? -1 : 1 } : { key: 'name', dir: 1 };
+  const whole = sort.dir === -1 && (sort.key === 'depth' || sort.key === 'active' || sort.key === 'weight');
   const [open, setOpen] = useState<string | null>(null);
   const [search, setSearch] = useState(route.find);
   const back = useRef<string[]>([]);
   useEffect(() => setSearch(route.find), [route.find]);
   const qs = new URLSearchParams({ limit: String(PAGE) });
-  if (route.find) qs.set('prefix', route.find);
-  if (route.after) qs.set('after', route.after);
+  if (whole) qs.set('sort', sort.key);
+  else {
+    if (route.find) qs.set('prefix', route.find);
+    if (route.after) qs.set('after', route.after);
+  }
   const { data: status } = usePoll<LanesReply>(qpath(queue, '/lanes?' + qs));
   if (!HISTORY.has(queue)) HISTORY.set(queue, new Map());
   const hist = { current: HISTORY.get(queue)! };
@@ -101,18 +109,23 @@ export function Lanes({ queue, route }: { queue: string; route: Route }) {
   const lane = open === null ? undefined : status.lanes.find((l) => l.name === open);
   const th = (key: SortKey, label: string) => (
     <th data-key={key} class={sort.key === key ? (sort.dir === 1 ? 'asc' : 'desc') : ''}
-      onClick={() => setSort({ key, dir: sort.key === key ? (-sort.dir as 1 | -1) : key === 'name' ? 1 : -1 })}>{label}</th>
+      onClick={() => {
+        const dir = sort.key === key ? -sort.dir : key === 'name' ? 1 : -1;
+        go({ sort: key === 'name' && dir === 1 ? '' : (dir === -1 ? '-' : '') + key, after: '' }, true);
+      }}>{label}</th>
   );
   return (
     <div id="lanesBox">
       <div class="filters">
-        <form onSubmit={(e) => { e.preventDefault(); back.current = []; go({ find: search.trim(), after: '' }); }}>
+        <form onSubmit={(e) => { e.preventDefault(); back.current = []; go({ find: search.trim(), after: '', sort: whole ? '' : route.sort }); }}>
           <input id="laneSearch" placeholder="lanes starting with…" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
           <button type="submit" id="laneSearchGo">Find</button>
         </form>
-        <button id="lanePrev" disabled={!route.after} onClick={() => go({ after: back.current.pop() ?? '' })}>‹ Prev</button>
-        <button id="laneNext" disabled={!status.next} onClick={() => { back.current.push(route.after); go({ after: status.next! }); }}>Next ›</button>
-        <span id="laneNote" class="muted">{status.lanes.length ? `${status.lanes.length} lanes by name` + (route.after ? ` after “${route.after}”` : '') + (status.next ? ', more on the next page (sorting is within the page)' : '') : 'no lanes'}</span>
+        <button id="lanePrev" disabled={whole || !route.after} onClick={() => go({ after: back.current.pop() ?? '' })}>‹ Prev</button>
+        <button id="laneNext" disabled={whole || !status.next} onClick={() => { back.current.push(route.after); go({ after: status.next! }); }}>Next ›</button>
+        <span id="laneNote" class="muted">{whole
+          ? `the ${status.lanes.length} lanes with the most ${sort.key === 'depth' ? 'jobs' : sort.key === 'active' ? 'active jobs' : 'weight'} of all ${(status.scanned ?? 0).toLocaleString('en-US')}`
+          : status.lanes.length ? `${status.lanes.length} lanes by name` + (route.after ? ` after “${route.after}”` : '') + (status.next ? ', more on the next page (sorting is within the page)' : '') : 'no lanes'}</span>
         {fr && <span id="shareNote" class="muted" title="share of service: each lane's part of the queue's most recent job starts (events stream)">
           {fr.share.started === 0 ? 'share: no recent starts' : `share of the last ${fr.share.started.toLocaleString('en-US')} starts, over ${age(fr.share.to! - fr.share.from!)}` + (fr.share.unknown ? ` (${fr.share.unknown} of removed jobs)` : '')}
         </span>}

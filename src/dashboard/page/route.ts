@@ -24,11 +24,13 @@ export interface Route {
   /** Lanes tab: names starting with `find`, the page after the name `after`. */
   find: string;
   after: string;
+  /** Lanes tab: the column sorted by, `-` first for largest first ('' = by name). */
+  sort: string;
   /** Jobs whose name contains this (a resumable scan). */
   name: string;
 }
 
-const KEYS: Array<keyof Route> = ['queue', 'tab', 'state', 'lane', 'id', 'cursor', 'job', 'jobQueue', 'find', 'after', 'name'];
+const KEYS: Array<keyof Route> = ['queue', 'tab', 'state', 'lane', 'id', 'cursor', 'job', 'jobQueue', 'find', 'after', 'name', 'sort'];
 
 export function parseRoute(search: string): Route {
   const p = new URLSearchParams(search);
@@ -45,6 +47,7 @@ export function parseRoute(search: string): Route {
     find: p.get('find') || '',
     after: p.get('after') || '',
     name: p.get('name') || '',
+    sort: p.get('sort') || '',
   };
 }
 

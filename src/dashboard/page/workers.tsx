@@ -1,9 +1,13 @@
 /// <reference lib="dom" />
-/** Browser side: a queue's workers (name, address, age, idle) and its job schedulers (remove). */
+/**
+ * Browser side: a queue's workers (name, address, age, idle) with the active jobs each holds,
+ * and its job schedulers (remove).
+ */
 import { useState } from 'preact/hooks';
 import type { SchedulersReply, WorkersReply } from '../api.js';
 import { qpath } from './requests.js';
-import { Button, Cut, age, time, useApp, usePoll } from './ui.js';
+import { go } from './route.js';
+import { Button, Cut, age, rowKeys, time, useApp, usePoll } from './ui.js';
 
 export function Workers({ queue }: { queue: string }) {
   const { data } = usePoll<WorkersReply>(qpath(queue, '/workers'));
@@ -19,6 +23,19 @@ export function Workers({ queue }: { queue: string }) {
         </tbody>
       </table>
       {data.workers.length === 0 && <p class="muted" id="noWorkers">No worker is connected to this queue.</p>}
+      <h3>Running now</h3>
+      <table id="held" class="grid">
+        <thead><tr><th>Worker</th><th>Job</th><th>Name</th><th>Lane</th><th class="num">Running for</th></tr></thead>
+        <tbody>
+          {Object.keys(data.held).sort().flatMap((by) => data.held[by].map((j) => (
+            <tr key={j.id} onClick={() => go({ job: j.id, jobQueue: null })} {...rowKeys(() => go({ job: j.id, jobQueue: null }))}>
+              <Cut text={by || '(unnamed)'} /><Cut text={j.id} /><Cut text={j.name} /><Cut text={j.lane} />
+              <td class="num">{j.since === null ? '—' : age(Date.now() - j.since)}</td>
+            </tr>
+          )))}
+        </tbody>
+      </table>
+      <p class="muted" id="heldNote">{data.active === 0 ? 'No job is active.' : `${data.active} active jobs` + (data.truncated ? ` shown, the first ${data.active} by lease deadline` : '')}</p>
     </div>
   );
 }
