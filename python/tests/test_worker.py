@@ -358,3 +358,22 @@ async def test_close_returns_after_its_connections_are_closed(conn, qname, redis
     finally:
         await q.close()
         await admin.aclose()
+
+
+async def test_queue_events_close_closes_its_blocking_connection(conn, qname, redis_url):
+    """QueueEvents reads with a blocking connection of its own: close() leaves no socket open."""
+    from echomq import QueueEvents
+    admin = aioredis.Redis.from_url(redis_url)
+    try:
+        before = len(await admin.client_list())
+        events = QueueEvents(qname, {"connection": conn})
+        await events.waitUntilReady()
+        for _ in range(100):  # its XREAD has started on its own connection
+            if len(await admin.client_list()) > before:
+                break
+            await asyncio.sleep(0.02)
+        assert len(await admin.client_list()) > before
+        await events.close()
+        assert len(await admin.client_list()) == before
+    finally:
+        await admin.aclose()
