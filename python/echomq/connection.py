@@ -175,6 +175,9 @@ def blocking_client(connection: Any, client: Client) -> Client:
     cls = client.connection_pool.connection_class
     pool = aioredis.ConnectionPool(connection_class=cls, max_connections=2, **kwargs)
     dup = aioredis.Redis(connection_pool=pool)
+    # The pool is this client's own: aclose() must close it, or its sockets (the worker's named
+    # blocking connection) stay open until the pool is garbage-collected.
+    dup.auto_close_connection_pool = True
     if getattr(client.connection_pool, "_echomq_watched", False):
         watch_calls(dup, connect_wait_ms(client))
     return dup

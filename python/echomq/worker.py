@@ -613,6 +613,9 @@ class Worker(WorkerManual, WorkerFlows, WorkerGroups, EventEmitter):
         self.__dict__.setdefault("_stopping", asyncio.Event()).set()
         # The timers finish the command they are in and stop (see _idle) before the client closes.
         await asyncio.gather(*self._timers, return_exceptions=True)
+        if self._block_task is not None:  # a BLPOP cancelled above: let it unwind before its client closes
+            await asyncio.gather(self._block_task, return_exceptions=True)
+            self._block_task = None
         self.closed = True
         if self.bclient is not self.client:
             await close_client(self.bclient)

@@ -320,3 +320,60 @@ async def test_settle_waits_for_redis_to_return(qname, tmp_path):
     finally:
         server.terminate()
         server.wait(5)
+
+
+async def test_close_returns_after_its_connections_are_closed(conn, qname, redis_url):
+    """close() closes the worker's own connections before it returns: its named blocking
+    connection, cancelled mid-BLPOP or idle (a job was running, so it was not blocking), is
+    gone from CLIENT LIST when close() returns."""
+    from echomq.keys import client_name
+    admin = aioredis.Redis.from_url(redis_url)
+    q = Queue(qname, {"connection": conn})
+
+    async def named() -> list:
+        return [c["name"] for c in await admin.client_list() if c["name"].startswith(client_name(q.keys))]
+
+    try:
+        for busy in (False, True):
+            started = asyncio.Event()
+
+            async def proc(job, token):
+                started.set()
+                await asyncio.sleep(0.3)
+
+            w = Worker(qname, proc, {"connection": conn, "drainDelay": 5})
+            await w.waitUntilReady()
+            for _ in range(100):  # the blocking connection names itself once set up
+                if len(await named()) >= 2:
+                    break
+                await asyncio.sleep(0.02)
+            assert len(await named()) >= 2
+            if busy:
+                await q.add("j", {})
+                await asyncio.wait_for(started.wait(), 5)
+            else:
+                await asyncio.sleep(0.1)  # the 5 s BLPOP is in flight
+            await w.close()
+            assert await named() == [], f"busy={busy}: still open after close()"
+    finally:
+        await q.close()
+        await admin.aclose()
+
+
+async def test_queue_events_close_closes_its_blocking_connection(conn, qname, redis_url):
+    """QueueEvents reads with a blocking connection of its own: close() leaves no socket open."""
+    from echomq import QueueEvents
+    admin = aioredis.Redis.from_url(redis_url)
+    try:
+        before = len(await admin.client_list())
+        events = QueueEvents(qname, {"connection": conn})
+        await events.waitUntilReady()
+        for _ in range(100):  # its XREAD has started on its own connection
+            if len(await admin.client_list()) > before:
+                break
+            await asyncio.sleep(0.02)
+        assert len(await admin.client_list()) > before
+        await events.close()
+        assert len(await admin.client_list()) == before
+    finally:
+        await admin.aclose()

@@ -49,13 +49,13 @@ export function isConnectFailure(err: unknown): err is Error & { code?: string }
 
 /**
  * The error a connection reports through an echomq object's 'error' event: a failure to connect
- * becomes RedisUnreachableError (same code, message beginning with the socket's text); any other
- * error is returned as it is.
+ * becomes RedisUnreachableError (same code, same message as the socket's, as BullMQ's event, with
+ * the address in `where`); any other error is returned as it is.
  */
 export function connectionError(client: Redis | unknown, err: Error): Error {
   if (!isConnectFailure(err)) return err;
   const c = client as Redis;
-  return new RedisUnreachableError(typeof c?.options === 'object' ? whereOf(c) : 'its address', err);
+  return new RedisUnreachableError(typeof c?.options === 'object' ? whereOf(c) : 'its address', err, undefined, false, true);
 }
 
 /**

@@ -574,10 +574,11 @@ export class RedisUnreachableError extends Error {
   /** `host:port` or the socket path. */
   readonly where: string;
   declare cause?: unknown;
-  constructor(where: string, socketError?: Error & { code?: string }, waitedMs?: number, call = false) {
+  constructor(where: string, socketError?: Error & { code?: string }, waitedMs?: number, call = false, asSocket = false) {
     const head = socketError?.message ?? (waitedMs !== undefined ? `no connection within ${waitedMs} ms` : 'no connection');
     const waited = waitedMs !== undefined ? `the call waited ${waitedMs} ms and was not sent` : 'the call was not sent';
-    super(`${head}: Redis cannot be reached at ${where}${call ? ` (${waited})` : ''}`);
+    // asSocket: the 'error' event's text stays the socket's own, as BullMQ's (programs match on it).
+    super(asSocket && socketError ? head : `${head}: Redis cannot be reached at ${where}${call ? ` (${waited})` : ''}`);
     this.name = 'RedisUnreachableError';
     this.code = socketError?.code ?? 'ERR_REDIS_UNREACHABLE';
     this.where = where;
