@@ -1,7 +1,7 @@
 // The dashboard on a real local Redis Cluster (3 masters): given the URL of one node, the
 // handler talks to the whole Cluster, the overview lists the queues of every master, and a
 // sharded queue shows as one queue with its shards beside it, in Chromium, and its workers view
-// holds the active jobs of every shard.
+// holds the active jobs of every shard and a worker's named Cluster connections.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +10,7 @@ import { Redis, type Cluster } from 'ioredis';
 import { Queue, Worker } from '../src/index.js';
 import { createDashboardHandler, type DashboardHandler } from '../src/dashboard/handler.js';
 import { startDashboard } from '../src/dashboard/server.js';
-import { queueKeys } from '../src/core/keys.js';
+import { clientName, queueKeys } from '../src/core/keys.js';
 import { clusterClient, nodeOfKey, startCluster, type LocalCluster } from './cluster-helpers.js';
 
 const { path: CHROMIUM, reason } = inject('chromium');
@@ -65,6 +65,28 @@ describe('dashboard on a Redis Cluster', () => {
     // A shard opens as an ordinary queue.
     const shard = await (await fetch(`${url}api/queues/${encodeURIComponent('big#1')}?lanes=0`)).json();
     expect(shard.counts.waiting).toBe(big.shards[1].counts.waiting);
+  });
+
+  it('names a worker\'s Cluster connections, so Queue.getWorkers and the workers view list it', async () => {
+    // One worker opens its own Cluster client, one is given the caller's (its blocking duplicate is named).
+    const w1 = new Worker('alpha', async () => 'ok', { connection: { cluster: { nodes: cluster.nodes } }, name: 'cl-w' });
+    const w2 = new Worker('alpha', async () => 'ok', { connection: admin, name: 'cl-own' });
+    try {
+      const alpha = queues.find((q) => q.name === 'alpha')!;
+      const base = clientName(queueKeys('alpha'));
+      // One entry per worker, BullMQ's shape: name = the queue, rawname = the connection's name.
+      await expect.poll(async () => (await alpha.getWorkers()).map((c) => [c.name, c.rawname]).sort(), { timeout: 10_000 })
+        .toEqual([['alpha', `${base}:w:cl-own`], ['alpha', `${base}:w:cl-w`]]);
+      expect(await alpha.getWorkersCount()).toBe(2);
+      const r = await (await fetch(`${url}api/queues/alpha/workers`)).json();
+      expect(r.workers.map((x: { name: string }) => x.name)).toEqual(['cl-own', 'cl-w']);
+      expect(r.workers[0].addr).toMatch(/^127\.0\.0\.1:\d+$/);
+    } finally {
+      await w1.close();
+      await w2.close();
+    }
+    expect(admin.status).toBe('ready'); // the caller's client is left open
+    await expect.poll(async () => (await queues[0].getWorkers()).length, { timeout: 10_000 }).toBe(0);
   });
 
   it('shows the active jobs of a sharded queue held by its worker, from every shard', async () => {

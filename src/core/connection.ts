@@ -59,10 +59,15 @@ export async function checkEvictionPolicy(client: RedisClient): Promise<string |
  * dedicated duplicate, and their commands wait through reconnects instead of failing after a
  * few retries, so a worker survives a Redis restart (`persistent`: the same for a Worker's
  * command connection). `extra` passes BullMQ's skipVersionCheck / skipWaitingForReady.
+ * `nodeOptions` go into a blocking Cluster duplicate's redisOptions, so every node connection
+ * it opens carries them (a worker's connection name: one SETNAME would reach one node only).
  */
 export function openConnection(
   input: ConnectionInput | undefined,
-  opts: { blocking?: boolean; persistent?: boolean; skipVersionCheck?: boolean; skipWaitingForReady?: boolean } = {},
+  opts: {
+    blocking?: boolean; persistent?: boolean; skipVersionCheck?: boolean; skipWaitingForReady?: boolean;
+    nodeOptions?: { connectionName?: string; clientInfoTag?: string };
+  } = {},
 ): RedisConnection {
   const blocking = opts.blocking === true;
   const extra = { blocking, skipVersionCheck: opts.skipVersionCheck === true, skipWaitingForReady: opts.skipWaitingForReady === true };
@@ -72,7 +77,7 @@ export function openConnection(
     if (!blocking) return new RedisConnection(input, { ...extra, shared: true }, settings);
     // Cluster.duplicate(startupNodes, options): per-node options live in redisOptions.
     const dup = isClusterClient(input)
-      ? input.duplicate([], { redisOptions: { ...(input.options.redisOptions ?? {}), maxRetriesPerRequest: null } })
+      ? input.duplicate([], { redisOptions: { ...(input.options.redisOptions ?? {}), maxRetriesPerRequest: null, ...opts.nodeOptions } })
       : (input.duplicate({ maxRetriesPerRequest: null } as never) as RedisClient);
     return new RedisConnection(dup, { ...extra, shared: false }, settings);
   }

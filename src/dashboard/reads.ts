@@ -34,27 +34,35 @@ export interface Worker {
   idle: number;
 }
 
-/** One CLIENT LIST of the server, split into the workers of each queue (no per-queue call). */
+/**
+ * One CLIENT LIST per server, split into the workers of each queue (no per-queue call). On a
+ * Cluster a worker has a named connection on each master it talks to, so each queue takes the
+ * master with the most (as Queue.getWorkers and BullMQ do): one entry per worker.
+ */
 export async function workersByQueue(client: RedisClient, prefix: string, queues: readonly string[]): Promise<Map<string, Worker[]>> {
   const out = new Map<string, Worker[]>(queues.map((q) => [q, []]));
-  let list: string;
+  let lists: string[];
   try {
-    // A Cluster: every master's connections (a worker's connection is on the node it uses).
     const cl = client as RedisClient & { nodes?: (role: string) => Redis[] };
     const nodes = (typeof cl.nodes === 'function' ? cl.nodes('master') : [client]) as Redis[];
-    list = (await Promise.all(nodes.map((n) => n.client('LIST') as Promise<string>))).join('\n');
+    lists = await Promise.all(nodes.map((n) => n.client('LIST') as Promise<string>));
   } catch (err) {
     if (/unknown command|not allowed|NOPERM/i.test((err as Error).message)) return out; // managed Redis without CLIENT
     throw err;
   }
   const owners = new Map(queues.map((q) => [clientName(queueKeys(q, prefix)), q]));
-  for (const c of parseClientList(list, '', (n) => n.includes(':'))) {
-    const raw = c.rawname;
-    const w = raw.indexOf(':w:');
-    const base = w >= 0 ? raw.slice(0, w) : raw;
-    const q = owners.get(base);
-    if (q === undefined) continue;
-    out.get(q)!.push({ name: w >= 0 ? raw.slice(w + 3) : '', addr: c.addr ?? '', age: Number(c.age ?? 0), idle: Number(c.idle ?? 0) });
+  for (const list of lists) {
+    const onNode = new Map<string, Worker[]>();
+    for (const c of parseClientList(list, '', (n) => n.includes(':'))) {
+      const raw = c.rawname;
+      const w = raw.indexOf(':w:');
+      const base = w >= 0 ? raw.slice(0, w) : raw;
+      const q = owners.get(base);
+      if (q === undefined) continue;
+      if (!onNode.has(q)) onNode.set(q, []);
+      onNode.get(q)!.push({ name: w >= 0 ? raw.slice(w + 3) : '', addr: c.addr ?? '', age: Number(c.age ?? 0), idle: Number(c.idle ?? 0) });
+    }
+    for (const [q, ws] of onNode) if (ws.length > out.get(q)!.length) out.set(q, ws);
   }
   for (const ws of out.values()) ws.sort((a, b) => a.name.localeCompare(b.name) || a.addr.localeCompare(b.addr));
   return out;

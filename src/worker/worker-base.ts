@@ -182,7 +182,8 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
    */
   protected blockingClient(): RedisClient {
     if (!this.blockConn) {
-      this.blockConn = openConnection(this.conn.client, { blocking: true });
+      const nodeOptions = { connectionName: this.connectionName(), clientInfoTag: WORKER_LIB_TAG };
+      this.blockConn = openConnection(this.conn.client, { blocking: true, nodeOptions });
       this.blockConn.client.on('error', () => {}); // reconnects are reported through the main client
       nameConnection(this.blockConn, this.connectionName());
     }
@@ -286,7 +287,8 @@ export class WorkerBase<D = any, R = any, N extends string = string> extends Eve
 /**
  * Names the worker's connection, as BullMQ does (also a connection the user passed in): CLIENT
  * SETNAME now, and on every reconnect of a connection the worker opened (ioredis'
- * connectionName). Cluster clients are left unnamed (SETNAME would reach one node only).
+ * connectionName). A Cluster is named through its node options instead (openConnection's
+ * nodeOptions, applied by ioredis to every node connection): SETNAME would reach one node only.
  */
 export function nameConnection(conn: Connection, name: string): void {
   if (isClusterClient(conn.client)) return;
