@@ -8,18 +8,19 @@ import { Queue, Worker } from '../src/index.js';
 import { runCli } from '../src/cli/program.js';
 import { client, qname, redisUrl, waitFor } from './helpers.js';
 import { startMonitor } from './monitor.js';
+import { usePrivateServer } from './private-server.js';
 
 const prefix = `clitruth-${randomUUID().slice(0, 8)}`;
 
-async function cli(args: string[]) {
+async function cli(args: string[], url = redisUrl()) {
   let out = '';
   let err = '';
-  const code = await runCli(['--redis', redisUrl(), '--prefix', prefix, ...args], { out: (s) => (out += s), err: (s) => (err += s), env: {} });
+  const code = await runCli(['--redis', url, '--prefix', prefix, ...args], { out: (s) => (out += s), err: (s) => (err += s), env: {} });
   return { code, out, err };
 }
 
-const json = async (args: string[]) => {
-  const r = await cli([...args, '--json']);
+const json = async (args: string[], url?: string) => {
+  const r = await cli([...args, '--json'], url);
   expect(r.err, args.join(' ')).toBe('');
   expect(r.code).toBe(0);
   return JSON.parse(r.out);
@@ -39,11 +40,15 @@ describe('echomq CLI tells the truth', () => {
   });
 
   describe('lanes --sort depth over 20,000 lanes', () => {
+    // A server of its own: MONITOR on the suite's shared server can read another file's command
+    // together with its own reply (ioredis: "Command queue state error").
+    const server = usePrivateServer();
     let q: Queue;
     // Deep lanes spread over the whole name range, so the first pages by name hold few of them.
     const deep: Array<[string, number]> = [['l00007', 9], ['l12345', 8], ['l19999', 7], ['l05000', 6], ['l15000', 5], ['l00001', 4]];
     beforeAll(async () => {
-      q = open('many');
+      q = new Queue(qname('many'), { connection: server.url, prefix });
+      server.closeLater(() => q.close());
       const extra = new Map(deep);
       const jobs = [];
       for (let i = 0; i < 20_000; i++) {
@@ -54,13 +59,12 @@ describe('echomq CLI tells the truth', () => {
     }, 60_000);
 
     it('lists the deepest lanes of the whole queue, every Redis call bounded', async () => {
-      const watcher = client();
-      const mon = await startMonitor(watcher);
-      const r = await json(['lanes', q.name, '--sort', 'depth', '--limit', '5']);
+      await (await q.waitUntilReady()).ping(); // no reply of the queue's pending when MONITOR starts
+      const mon = await startMonitor(server.admin);
+      const r = await json(['lanes', q.name, '--sort', 'depth', '--limit', '5'], server.url);
       await mon.flush();
       mon.stop();
-      watcher.disconnect();
-      // Other test files share the server: keep the commands on this queue's keys.
+      // Only the commands on this queue's keys count.
       const seen = mon.seen.filter((c) => c.args.some((x) => x.startsWith(q.keys.base)));
       expect(r.lanes.map((l: { name: string; depth: number }) => [l.name, l.depth])).toEqual(deep.slice(0, 5));
       expect(r.truncated).toBe(true);
@@ -75,7 +79,7 @@ describe('echomq CLI tells the truth', () => {
       expect(whole).toEqual([]);
       expect(seen.some((c) => /^(smembers|keys)$/i.test(c.args[0]))).toBe(false);
 
-      const text = await cli(['lanes', q.name, '--sort', 'depth', '--limit', '3']);
+      const text = await cli(['lanes', q.name, '--sort', 'depth', '--limit', '3'], server.url);
       expect(text.out.split('\n').slice(1, 4).map((l) => l.split(/\s+/)[0])).toEqual(['l00007', 'l12345', 'l19999']);
     }, 30_000);
   });
